@@ -1,0 +1,54 @@
+//! [`ToolOutputCapLayer`], which applies [`ToolOutputCap`] to a tool service.
+
+use std::sync::Arc;
+
+use tower_layer::Layer;
+
+use crate::manifest::ToolOutputLimits;
+use crate::service::ToolOutputCap;
+use crate::tokenizer::Tokenizer;
+
+/// Applies [`ToolOutputCap`] to a tool service: every output is capped to its tool's limit.
+///
+/// Cheap to clone: the limits and the tokenizer are shared.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct ToolOutputCapLayer {
+    shared: Arc<Shared>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) limits: ToolOutputLimits,
+    pub(crate) tokenizer: Arc<dyn Tokenizer>,
+}
+
+impl ToolOutputCapLayer {
+    /// Caps outputs to `limits`, counting with the tiktoken-rs vocabulary it names.
+    ///
+    /// The encoder is built here, once per process, so that no tool call waits for it.
+    pub fn new(limits: ToolOutputLimits) -> Self {
+        let tokenizer = limits.encoding().tiktoken();
+        ToolOutputCapLayer::with_tokenizer(limits, tokenizer)
+    }
+
+    /// Caps outputs to `limits`, counting with `tokenizer`; the limits' encoding is not used.
+    pub fn with_tokenizer(limits: ToolOutputLimits, tokenizer: Arc<dyn Tokenizer>) -> Self {
+        ToolOutputCapLayer {
+            shared: Arc::new(Shared { limits, tokenizer }),
+        }
+    }
+
+    /// The limits outputs are capped to.
+    pub fn limits(&self) -> &ToolOutputLimits {
+        &self.shared.limits
+    }
+}
+
+impl<S> Layer<S> for ToolOutputCapLayer {
+    type Service = ToolOutputCap<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        ToolOutputCap::from_shared(inner, Arc::clone(&self.shared))
+    }
+}

@@ -1,0 +1,78 @@
+//! [`ToolOutputCap`], the middleware service.
+
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::future::{ResponseFuture, TARGET};
+use crate::layer::{Shared, ToolOutputCapLayer};
+use crate::manifest::ToolOutputLimits;
+use crate::tool::{ToolCall, ToolOutput};
+
+/// Caps the output of every call of the inner tool service to that tool's token limit.
+///
+/// See the [crate docs](crate) for what a capped output looks like.
+#[derive(Debug, Clone)]
+pub struct ToolOutputCap<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+impl<S> ToolOutputCap<S> {
+    /// Wraps `inner`, counting with the tiktoken-rs vocabulary `limits` names.
+    pub fn new(inner: S, limits: ToolOutputLimits) -> Self {
+        ToolOutputCapLayer::new(limits).layer(inner)
+    }
+
+    pub(crate) fn from_shared(inner: S, shared: Arc<Shared>) -> Self {
+        ToolOutputCap { inner, shared }
+    }
+
+    /// A [`ToolOutputCapLayer`] with `limits`.
+    pub fn layer(limits: ToolOutputLimits) -> ToolOutputCapLayer {
+        ToolOutputCapLayer::new(limits)
+    }
+
+    /// The inner service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The inner service, mutably.
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
+    /// The inner service, unwrapped.
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+}
+
+impl<S> Service<ToolCall> for ToolOutputCap<S>
+where
+    S: Service<ToolCall, Response = ToolOutput>,
+{
+    type Response = ToolOutput;
+    type Error = S::Error;
+    type Future = ResponseFuture<S::Future>;
+
+    #[inline]
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, call: ToolCall) -> Self::Future {
+        let max_tokens = self.shared.limits.max_tokens_for(&call.name);
+        let tool =
+            tracing::enabled!(target: TARGET, tracing::Level::INFO).then(|| call.name.clone());
+        ResponseFuture::new(
+            self.inner.call(call),
+            max_tokens,
+            Arc::clone(&self.shared.tokenizer),
+            tool,
+        )
+    }
+}
