@@ -39,6 +39,11 @@ impl ToolOutputCapLayer {
         }
     }
 
+    /// The tokenizer outputs are counted with.
+    pub fn tokenizer(&self) -> &Arc<dyn Tokenizer> {
+        &self.shared.tokenizer
+    }
+
     /// The limits outputs are capped to.
     pub fn limits(&self) -> &ToolOutputLimits {
         &self.shared.limits

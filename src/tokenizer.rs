@@ -373,4 +373,21 @@ mod tests {
             assert_eq!(tokenizer.count(&text), exact, "{:?}", &text[..4]);
         }
     }
+
+    proptest::proptest! {
+        #[test]
+        fn every_piece_start_splits_the_encoding(
+            text in "([a-z]{0,3}[ \t\n/.;\u{3000}é日🦀]{0,3}){0,30}",
+        ) {
+            for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                let tokenizer = encoding.tiktoken();
+                let whole = tokenizer.encode(&text);
+                for at in (1..text.len()).filter(|&at| starts_piece(&text, at)) {
+                    let mut joined = tokenizer.encode(&text[..at]);
+                    joined.extend(tokenizer.encode(&text[at..]));
+                    proptest::prop_assert_eq!(&joined, &whole, "{} at {}", encoding, at);
+                }
+            }
+        }
+    }
 }

@@ -1,0 +1,201 @@
+//! The `[worker.tool_output]` section: what loads, and every bad value as a clear error.
+
+use std::io::Write;
+
+use tool_output_cap::{Encoding, Manifest, ManifestError, ToolOutputLimits};
+
+const TICKET: &str = r#"
+[project]
+name = "agent"
+
+[model]
+name = "gpt-4o"
+
+[worker]
+max_turns = 40
+
+[worker.tool_output]
+# Default limit for every tool. 5000 when omitted.
+default_max_tokens = 5000
+
+# Per-tool overrides. Keys are the registered tool names ("Glob", "Read", ...).
+[worker.tool_output.per_tool]
+Read = 8000   # Read deliberately returns large files, so a little looser
+Grep = 3000
+"#;
+
+#[test]
+fn the_manifest_of_the_ticket_loads_beside_other_tables() {
+    let limits = Manifest::from_toml_str(TICKET).unwrap().worker.limits();
+    assert_eq!(limits.max_tokens_for("Read"), 8000);
+    assert_eq!(limits.max_tokens_for("Grep"), 3000);
+    assert_eq!(limits.max_tokens_for("Glob"), 5000);
+    assert_eq!(limits.encoding(), Encoding::O200kBase);
+    let expected = ToolOutputLimits::new(5000)
+        .and_then(|limits| limits.with_tool("Read", 8000))
+        .and_then(|limits| limits.with_tool("Grep", 3000))
+        .unwrap();
+    assert_eq!(limits, expected);
+}
+
+#[test]
+fn the_section_and_the_map_are_optional() {
+    for text in [
+        "",
+        "[project]\nname = \"x\"\n",
+        "[worker]\nmax_turns = 3\n",
+        "[worker.tool_output]\n",
+    ] {
+        let manifest = Manifest::from_toml_str(text).unwrap();
+        assert_eq!(
+            manifest.worker.limits(),
+            ToolOutputLimits::default(),
+            "{text:?}"
+        );
+        assert_eq!(manifest.worker.limits().max_tokens_for("Glob"), 5000);
+    }
+    assert_eq!(
+        Manifest::from_toml_str("").unwrap().worker.tool_output,
+        None
+    );
+    let only_map = Manifest::from_toml_str("[worker.tool_output.per_tool]\nGrep = 3000\n").unwrap();
+    assert_eq!(only_map.worker.limits().max_tokens_for("Grep"), 3000);
+    assert_eq!(only_map.worker.limits().max_tokens_for("Glob"), 5000);
+}
+
+#[test]
+fn the_encoding_is_chosen_by_name() {
+    let manifest =
+        Manifest::from_toml_str("[worker.tool_output]\nencoding = \"cl100k_base\"\n").unwrap();
+    assert_eq!(manifest.worker.limits().encoding(), Encoding::Cl100kBase);
+}
+
+#[test]
+fn the_smallest_limit_is_accepted() {
+    let manifest =
+        Manifest::from_toml_str("[worker.tool_output]\ndefault_max_tokens = 32\n").unwrap();
+    assert_eq!(manifest.worker.limits().max_tokens_for("Glob"), 32);
+}
+
+fn error(text: &str) -> ManifestError {
+    Manifest::from_toml_str(text).expect_err(text)
+}
+
+#[test]
+fn bad_limits_name_the_key_and_the_line() {
+    let cases = [
+        ("default_max_tokens = \"lots\"", "string"),
+        ("default_max_tokens = -5", "-5"),
+        ("default_max_tokens = 12.5", "float"),
+        ("default_max_tokens = 0", "at least 32"),
+        ("default_max_tokens = 31", "at least 32"),
+        ("default_max_tokens = true", "boolean"),
+    ];
+    for (line, what) in cases {
+        let err = error(&format!("[worker]\n\n[worker.tool_output]\n{line}\n"));
+        assert_eq!(
+            err.key(),
+            Some("worker.tool_output.default_max_tokens"),
+            "{line}"
+        );
+        assert_eq!(err.line(), Some(4), "{line}");
+        assert!(err.message().contains(what), "{line}: {err}");
+        let shown = err.to_string();
+        assert!(
+            shown.contains("4:") && shown.contains("default_max_tokens"),
+            "{shown}"
+        );
+    }
+}
+
+#[test]
+fn bad_per_tool_limits_name_the_tool() {
+    let err = error("[worker.tool_output.per_tool]\nRead = 8000\nGrep = 10\n");
+    assert_eq!(err.key(), Some("worker.tool_output.per_tool.Grep"));
+    assert_eq!(err.line(), Some(3));
+    assert!(err.message().contains("at least 32"));
+
+    let err = error("[worker.tool_output.per_tool]\nGrep = \"3000\"\n");
+    assert_eq!(err.key(), Some("worker.tool_output.per_tool.Grep"));
+    assert!(err.message().contains("string"));
+}
+
+#[test]
+fn an_unknown_key_in_the_section_is_an_error() {
+    let err = error("[worker.tool_output]\ndefault_max_token = 5000\n");
+    assert_eq!(err.line(), Some(2));
+    assert!(err.message().contains("default_max_token"), "{err}");
+    assert!(
+        err.message().contains("default_max_tokens"),
+        "says what was meant: {err}"
+    );
+}
+
+#[test]
+fn an_unknown_encoding_is_an_error() {
+    let err = error("[worker.tool_output]\nencoding = \"p50k_base\"\n");
+    assert_eq!(err.key(), Some("worker.tool_output.encoding"));
+    assert_eq!(err.line(), Some(2));
+    assert!(err.message().contains("p50k_base"));
+}
+
+#[test]
+fn a_section_of_the_wrong_type_is_an_error() {
+    let err = error("[worker]\ntool_output = 5000\n");
+    assert_eq!(err.line(), Some(2));
+    let err = error("[worker.tool_output]\nper_tool = 3\n");
+    assert_eq!(err.line(), Some(2));
+}
+
+#[test]
+fn malformed_toml_says_the_line() {
+    let err = error("[worker.tool_output]\ndefault_max_tokens = \n");
+    assert_eq!(err.line(), Some(2));
+    let err = error("[worker\n");
+    assert_eq!(err.line(), Some(1));
+}
+
+#[test]
+fn a_missing_file_names_its_path() {
+    let err = Manifest::from_path("/no/such/dir/agent.toml").unwrap_err();
+    assert_eq!(
+        err.path(),
+        Some(std::path::Path::new("/no/such/dir/agent.toml"))
+    );
+    assert!(err.to_string().contains("/no/such/dir/agent.toml"), "{err}");
+    assert!(std::error::Error::source(&err).is_some());
+}
+
+#[test]
+fn a_bad_value_in_a_file_names_the_path_and_the_line() {
+    let mut file = tempfile();
+    writeln!(file.1, "[worker.tool_output]\ndefault_max_tokens = 0").unwrap();
+    let err = Manifest::from_path(&file.0).unwrap_err();
+    assert_eq!(err.path(), Some(file.0.as_path()));
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}:2:", file.0.display())),
+        "{err}"
+    );
+
+    std::fs::write(&file.0, TICKET).unwrap();
+    let limits = Manifest::from_path(&file.0).unwrap().worker.limits();
+    assert_eq!(limits.max_tokens_for("Read"), 8000);
+    std::fs::remove_file(&file.0).unwrap();
+}
+
+fn tempfile() -> (std::path::PathBuf, std::fs::File) {
+    let path = std::env::temp_dir().join(format!("tool-output-cap-{}.toml", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    (path, file)
+}
+
+#[test]
+fn limits_built_in_code_are_checked_too() {
+    let err = ToolOutputLimits::new(5).unwrap_err();
+    assert_eq!(err.key(), Some("worker.tool_output.default_max_tokens"));
+    let err = ToolOutputLimits::default()
+        .with_tool("Grep", 0)
+        .unwrap_err();
+    assert_eq!(err.key(), Some("worker.tool_output.per_tool.Grep"));
+}
