@@ -419,18 +419,21 @@ async fn composes_with_timeout_concurrency_limit_and_boxing() {
 
 // 8. Tracing.
 
+/// The fields of one event, as `(name, value)`.
+type Fields = Vec<(String, String)>;
+
 #[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<Vec<(String, String)>>>>);
+struct Events(Arc<Mutex<Vec<Fields>>>);
 
 impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
     fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        struct Fields(Vec<(String, String)>);
-        impl tracing::field::Visit for Fields {
+        struct Record(Fields);
+        impl tracing::field::Visit for Record {
             fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
                 self.0.push((field.name().to_owned(), format!("{value:?}")));
             }
         }
-        let mut fields = Fields(Vec::new());
+        let mut fields = Record(Vec::new());
         event.record(&mut fields);
         self.0.lock().unwrap().push(fields.0);
     }
