@@ -12,7 +12,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use serde_json::json;
-use tool_output_cap::{Manifest, ToolCall, ToolError, ToolOutput, ToolOutputCapLayer, WorkerBuilder};
+use tool_output_cap::{
+    Manifest, ToolCall, ToolError, ToolOutput, ToolOutputCapLayer, WorkerBuilder,
+};
 use tower::service_fn;
 
 #[tokio::main(flavor = "current_thread")]
@@ -102,7 +104,9 @@ fn args() -> Result<(Manifest, Option<String>), String> {
         } else if root.is_none() {
             root = Some(arg);
         } else {
-            return Err(format!("unexpected argument {arg:?}; usage: glob [--manifest FILE] [DIR]"));
+            return Err(format!(
+                "unexpected argument {arg:?}; usage: glob [--manifest FILE] [DIR]"
+            ));
         }
     }
     Ok((manifest, root))
@@ -126,7 +130,12 @@ fn list(root: &Path) -> Result<String, ToolError> {
     }
     let mut lines: Vec<String> = paths
         .iter()
-        .map(|path| path.strip_prefix(root).unwrap_or(path).display().to_string())
+        .map(|path| {
+            path.strip_prefix(root)
+                .unwrap_or(path)
+                .display()
+                .to_string()
+        })
         .collect();
     lines.sort();
     Ok(lines.join("\n"))
@@ -143,10 +152,15 @@ fn generated_listing() -> String {
     }
     for hash in 0..1200u32 {
         let hash = hash.wrapping_mul(2_654_435_761);
-        lines.push(format!("target/debug/deps/libdependency_{:04}-{hash:08x}.rlib", hash % 997));
+        lines.push(format!(
+            "target/debug/deps/libdependency_{:04}-{hash:08x}.rlib",
+            hash % 997
+        ));
     }
     for package in 0..800 {
-        lines.push(format!("web/node_modules/package-{package}/dist/index.min.js"));
+        lines.push(format!(
+            "web/node_modules/package-{package}/dist/index.min.js"
+        ));
     }
     lines.join("\n")
 }
