@@ -23,7 +23,7 @@ pub fn note(dropped_tokens: usize) -> String {
 /// ```
 /// use tool_output_cap::{cap, Encoding};
 ///
-/// let tokenizer = Encoding::O200kBase.tiktoken();
+/// let tokenizer = Encoding::O200kBase.tokenizer();
 /// let mut listing = "src/some/deeply/nested/module/file.rs\n".repeat(1000);
 /// let truncation = cap(&mut listing, 100, tokenizer.as_ref()).unwrap();
 /// assert!(listing.ends_with(&format!(
@@ -74,7 +74,7 @@ mod tests {
     use crate::tokenizer::Encoding;
 
     fn count(text: &str) -> usize {
-        Encoding::O200kBase.tiktoken().count(text)
+        Encoding::O200kBase.tokenizer().count(text)
     }
 
     fn capped(text: &str, max_tokens: usize) -> (String, Option<Truncation>) {
@@ -82,7 +82,7 @@ mod tests {
         let truncation = cap(
             &mut content,
             max_tokens,
-            Encoding::O200kBase.tiktoken().as_ref(),
+            Encoding::O200kBase.tokenizer().as_ref(),
         );
         (content, truncation)
     }

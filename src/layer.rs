@@ -24,11 +24,12 @@ pub(crate) struct Shared {
 }
 
 impl ToolOutputCapLayer {
-    /// Caps outputs to `limits`, counting with the tiktoken-rs vocabulary it names.
+    /// Caps outputs to `limits`, counting in the vocabulary it names with the default engine
+    /// ([`Encoding::tokenizer`](crate::Encoding::tokenizer)).
     ///
     /// The encoder is built here, once per process, so that no tool call waits for it.
     pub fn new(limits: ToolOutputLimits) -> Self {
-        let tokenizer = limits.encoding().tiktoken();
+        let tokenizer = limits.encoding().tokenizer();
         ToolOutputCapLayer::with_tokenizer(limits, tokenizer)
     }
 

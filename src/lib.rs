@@ -68,6 +68,8 @@ pub use cap::{cap, note};
 pub use layer::ToolOutputCapLayer;
 pub use manifest::{Manifest, ManifestError, ToolOutputLimits, WorkerManifest};
 pub use service::ToolOutputCap;
+#[cfg(feature = "bpe-openai")]
+pub use tokenizer::BpeOpenai;
 pub use tokenizer::{Encoding, Prefix, Tiktoken, Tokenizer};
 pub use tool::{ToolCall, ToolError, ToolOutput, Truncation};
 pub use worker::{BoxTool, HistoryEntry, Worker, WorkerBuilder};

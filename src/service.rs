@@ -21,7 +21,7 @@ pub struct ToolOutputCap<S> {
 }
 
 impl<S> ToolOutputCap<S> {
-    /// Wraps `inner`, counting with the tiktoken-rs vocabulary `limits` names.
+    /// Wraps `inner`, as [`ToolOutputCapLayer::new`] would.
     pub fn new(inner: S, limits: ToolOutputLimits) -> Self {
         ToolOutputCapLayer::new(limits).layer(inner)
     }

@@ -35,7 +35,7 @@ proptest! {
 
     #[test]
     fn capped_outputs_keep_every_promise(text in output(), max_tokens in 32usize..=10_000) {
-        let tokenizer = Encoding::O200kBase.tiktoken();
+        let tokenizer = Encoding::O200kBase.tokenizer();
         let mut content = text.clone();
         let truncation = cap(&mut content, max_tokens, tokenizer.as_ref());
         if count(&text) <= max_tokens {
@@ -48,7 +48,7 @@ proptest! {
 
     #[test]
     fn small_limits_on_long_outputs(text in output(), max_tokens in 32usize..=64) {
-        let tokenizer = Encoding::O200kBase.tiktoken();
+        let tokenizer = Encoding::O200kBase.tokenizer();
         let mut content = text.repeat(4);
         let truncation = cap(&mut content, max_tokens, tokenizer.as_ref());
         if truncation.is_some() {
@@ -56,5 +56,26 @@ proptest! {
         } else {
             prop_assert!(count(&content) <= max_tokens);
         }
+    }
+}
+
+/// Found by `small_limits_on_long_outputs`: the cut falls in the tab that a word had taken from
+/// the run before it, and the run and that tab join into one piece again once cut.
+#[test]
+fn a_cut_that_joins_a_white_space_run_again_is_counted_exactly() {
+    let text = format!("{}ぁ", "\t".repeat(566)).repeat(4);
+    let tokenizer = Encoding::O200kBase.tokenizer();
+    for max_tokens in 32..=64 {
+        let mut content = text.clone();
+        let truncation = cap(&mut content, max_tokens, tokenizer.as_ref());
+        assert_capped(
+            &text,
+            &ToolOutput {
+                content,
+                summary: None,
+                truncation,
+            },
+            max_tokens,
+        );
     }
 }

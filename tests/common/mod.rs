@@ -1,9 +1,11 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod corpus;
+
 use tool_output_cap::{note, Encoding, Tokenizer, ToolOutput, Truncation};
 
-/// Tokens of `text` in o200k_base, counted by the crate's tokenizer.
+/// Tokens of `text` in o200k_base, counted by the crate's tiktoken-rs backend.
 pub fn count(text: &str) -> usize {
     Encoding::O200kBase.tiktoken().count(text)
 }

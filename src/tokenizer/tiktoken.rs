@@ -1,0 +1,281 @@
+//! The tiktoken-rs backend.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use tiktoken_rs::{CoreBPE, Rank};
+
+use super::{
+    count_joined_at_last_piece, floor_char_boundary, prefix_over, starts_piece, Encoding, Prefix,
+    SegmentCut, Tokenizer,
+};
+
+/// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
+/// so that no more than one chunk's tokens are held at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// The tiktoken-rs backend: exact counts, one encoding per cut, the default.
+///
+/// tiktoken-rs 0.12 cannot pre-tokenize a run of about a million white-space characters (its
+/// regex runs out of backtracking stack). A chunk it cannot encode is split in two, where the
+/// pre-tokenizer must split anyway if it can, and else inside the run at a multiple of 128
+/// characters from its start, and each half is encoded on its own. Only splits of the second
+/// kind can make a count differ from the exact one.
+pub struct Tiktoken {
+    encoding: Encoding,
+    bpe: &'static CoreBPE,
+    /// Byte length of every token, indexed by rank.
+    token_len: Vec<u8>,
+}
+
+impl Encoding {
+    /// The process-wide tiktoken-rs tokenizer of this vocabulary, built on first use.
+    pub fn tiktoken(self) -> Arc<Tiktoken> {
+        static O200K: OnceLock<Arc<Tiktoken>> = OnceLock::new();
+        static CL100K: OnceLock<Arc<Tiktoken>> = OnceLock::new();
+        let (cell, bpe): (_, fn() -> &'static CoreBPE) = match self {
+            Encoding::O200kBase => (&O200K, tiktoken_rs::o200k_base_singleton),
+            Encoding::Cl100kBase => (&CL100K, tiktoken_rs::cl100k_base_singleton),
+        };
+        Arc::clone(cell.get_or_init(|| Arc::new(Tiktoken::new(self, bpe()))))
+    }
+}
+
+impl Tiktoken {
+    fn new(encoding: Encoding, bpe: &'static CoreBPE) -> Self {
+        let mut token_len = Vec::new();
+        let mut rank: Rank = 0;
+        let mut misses = 0;
+        // Ranks are dense up to the special tokens, which sit a few places past the end.
+        while misses < 64 {
+            match bpe.decode_bytes(&[rank]) {
+                Ok(bytes) => {
+                    token_len.resize(rank as usize, 0);
+                    token_len.push(u8::try_from(bytes.len()).unwrap_or(u8::MAX));
+                    misses = 0;
+                }
+                Err(_) => misses += 1,
+            }
+            rank += 1;
+        }
+        Tiktoken {
+            encoding,
+            bpe,
+            token_len,
+        }
+    }
+
+    /// The vocabulary this tokenizer encodes with.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// The tokens of one chunk as ordinary text, split further if tiktoken-rs refuses it.
+    fn encode_chunk(&self, chunk: &str) -> Vec<Rank> {
+        match self.bpe.encode(chunk, &HashSet::new()) {
+            Ok((tokens, _)) => tokens,
+            Err(_) => {
+                let mid = split_point(chunk);
+                let mut tokens = self.encode_chunk(&chunk[..mid]);
+                tokens.extend(self.encode_chunk(&chunk[mid..]));
+                tokens
+            }
+        }
+    }
+
+    fn token_len(&self, token: Rank) -> usize {
+        self.token_len
+            .get(token as usize)
+            .map_or(0, |&len| len.into())
+    }
+
+    /// Cuts the chunk at `offset` in `text` after at most `room` of its `tokens`, remembering
+    /// the last piece start on the way.
+    fn cut_chunk(&self, text: &str, offset: usize, tokens: &[Rank], room: usize) -> SegmentCut {
+        let (mut end, mut piece_start) = (offset, None);
+        for (i, &token) in tokens[..room].iter().enumerate() {
+            if i > 0 && starts_piece(text, end) {
+                piece_start = Some((end, i));
+            }
+            end += self.token_len(token);
+        }
+        SegmentCut { end, piece_start }
+    }
+}
+
+impl fmt::Debug for Tiktoken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tiktoken")
+            .field("encoding", &self.encoding)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tokenizer for Tiktoken {
+    fn count(&self, text: &str) -> usize {
+        chunks(text)
+            .map(|chunk| self.encode_chunk(chunk).len())
+            .sum()
+    }
+
+    fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
+        prefix_over(
+            self,
+            text,
+            max_tokens,
+            chunks(text).map(|chunk| (chunk, self.encode_chunk(chunk))),
+            Vec::len,
+            |offset, _, tokens, room| self.cut_chunk(text, offset, &tokens, room),
+        )
+    }
+
+    fn count_joined(&self, head: &str, head_tokens: usize, tail: &str) -> usize {
+        count_joined_at_last_piece(head, head_tokens, tail, |text| self.count(text))
+    }
+}
+
+/// `text` in consecutive chunks of at least [`CHUNK`] bytes (but the last), each ending where
+/// the next piece starts.
+fn chunks(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let end = rest.as_bytes()[CHUNK.min(rest.len())..]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &byte)| byte == b'\n')
+            .map(|(at, _)| CHUNK + at + 1)
+            .find(|&at| starts_piece(rest, at))
+            .unwrap_or(rest.len());
+        let (chunk, tail) = rest.split_at(end);
+        rest = tail;
+        Some(chunk)
+    })
+}
+
+/// A place to split a text tiktoken-rs cannot encode whole: the piece start nearest the middle,
+/// or a place inside the white-space run at the middle.
+fn split_point(text: &str) -> usize {
+    let mid = floor_char_boundary(text, text.len() / 2);
+    let before = text[..mid]
+        .match_indices('\n')
+        .rev()
+        .map(|(at, _)| at + 1)
+        .find(|&at| starts_piece(text, at));
+    let after = text[mid..]
+        .match_indices('\n')
+        .map(|(at, _)| mid + at + 1)
+        .find(|&at| starts_piece(text, at));
+    let nearest = match (before, after) {
+        (Some(b), Some(a)) => Some(if mid - b <= a - mid { b } else { a }),
+        (b, a) => b.or(a),
+    };
+    match nearest {
+        Some(at) if at > 0 && at < text.len() => at,
+        _ => match split_in_run(text, mid) {
+            at if at > 0 => at,
+            // A text of one character always encodes; split after it all the same.
+            _ => text.chars().next().map_or(0, char::len_utf8),
+        },
+    }
+}
+
+/// `mid`, moved back to a multiple of 128 characters from the start of the white-space run it
+/// falls in. BPE merges a long run of one repeated character into the same blocks from its
+/// start, of up to 128 characters, so a split there changes the count at most where the run ends.
+fn split_in_run(text: &str, mid: usize) -> usize {
+    let run_start = text[..mid]
+        .char_indices()
+        .rev()
+        .take_while(|(_, c)| c.is_whitespace())
+        .last()
+        .map_or(mid, |(at, _)| at);
+    let aligned = text[run_start..mid].chars().count() / 128 * 128;
+    match text[run_start..].char_indices().nth(aligned) {
+        Some((at, _)) if aligned > 0 => run_start + at,
+        _ => mid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o200k() -> Arc<Tiktoken> {
+        Encoding::O200kBase.tiktoken()
+    }
+
+    #[test]
+    fn counts_like_tiktoken_rs() {
+        let text = "src/main.rs\nsrc/lib.rs\n日本語のテキスト 🦀🦀\n".repeat(5000);
+        assert!(text.len() > 2 * CHUNK);
+        let expected = tiktoken_rs::o200k_base_singleton()
+            .encode_ordinary(&text)
+            .len();
+        assert_eq!(o200k().count(&text), expected);
+    }
+
+    #[test]
+    fn special_token_text_is_ordinary_text() {
+        let bpe = tiktoken_rs::o200k_base_singleton();
+        let text = "before <|endoftext|> after";
+        assert_eq!(o200k().count(text), bpe.encode_ordinary(text).len());
+        assert!(o200k().count(text) > bpe.encode_with_special_tokens(text).len());
+    }
+
+    #[test]
+    fn token_lengths_add_up_to_the_text() {
+        let tokenizer = o200k();
+        let text = "fn main() { println!(\"héllo 🦀\"); }\n";
+        let total: usize = tokenizer
+            .encode_chunk(text)
+            .iter()
+            .map(|&t| tokenizer.token_len(t))
+            .sum();
+        assert_eq!(total, text.len());
+    }
+
+    #[test]
+    fn chunks_cover_the_text_and_end_at_piece_starts() {
+        let text = "alpha/beta.rs\n  gamma\n".repeat(10_000);
+        let chunks: Vec<&str> = chunks(&text).collect();
+        assert!(chunks.len() > 2);
+        assert_eq!(chunks.concat(), text);
+        let mut at = 0;
+        for chunk in &chunks[..chunks.len() - 1] {
+            at += chunk.len();
+            assert!(chunk.len() >= CHUNK && starts_piece(&text, at));
+        }
+    }
+
+    #[test]
+    fn prefix_is_the_longest_within_the_budget() {
+        let tokenizer = o200k();
+        let text = "alpha/beta.rs\ngamma/delta.rs\n".repeat(10_000);
+        for max_tokens in [40, 30_000] {
+            let prefix = tokenizer.prefix(&text, max_tokens);
+            assert_eq!(prefix.total_tokens, tokenizer.count(&text));
+            assert_eq!(prefix.tokens, tokenizer.count(&text[..prefix.len]));
+            assert!(prefix.tokens <= max_tokens);
+            let longer = floor_char_boundary(&text, prefix.len + 1);
+            assert!(tokenizer.count(&text[..longer]) > max_tokens);
+        }
+    }
+
+    #[test]
+    fn long_whitespace_runs_count_exactly() {
+        // Exact counts from bpe-openai, which encodes these runs whole.
+        let tokenizer = o200k();
+        for (text, exact) in [
+            (" ".repeat(2_000_000), 15_625),
+            ("\t".repeat(1_000_000), 62_500),
+            ("\u{3000}".repeat(1_000_000), 62_500),
+            (format!("x{}y", " ".repeat(1_200_000)), 9_378),
+        ] {
+            assert_eq!(tokenizer.count(&text), exact, "{:?}", &text[..4]);
+        }
+    }
+}
