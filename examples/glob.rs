@@ -43,7 +43,7 @@ async fn main() -> ExitCode {
     });
     let limits = manifest.worker.limits();
     let cap = ToolOutputCapLayer::new(limits.clone());
-    let tokenizer = std::sync::Arc::clone(cap.tokenizer());
+    let tokenizer = limits.encoding().tokenizer();
     let mut worker = WorkerBuilder::new(cap).tool("Glob", glob).build();
 
     let arguments = match &root {

@@ -25,7 +25,7 @@ pub fn note(dropped_tokens: usize) -> String {
 ///
 /// let tokenizer = Encoding::O200kBase.tokenizer();
 /// let mut listing = "src/some/deeply/nested/module/file.rs\n".repeat(1000);
-/// let truncation = cap(&mut listing, 100, tokenizer.as_ref()).unwrap();
+/// let truncation = cap(&mut listing, 100, tokenizer).unwrap();
 /// assert!(listing.ends_with(&format!(
 ///     "\ntruncated: {} tokens dropped, refine your query",
 ///     truncation.dropped_tokens
@@ -79,11 +79,7 @@ mod tests {
 
     fn capped(text: &str, max_tokens: usize) -> (String, Option<Truncation>) {
         let mut content = text.to_owned();
-        let truncation = cap(
-            &mut content,
-            max_tokens,
-            Encoding::O200kBase.tokenizer().as_ref(),
-        );
+        let truncation = cap(&mut content, max_tokens, Encoding::O200kBase.tokenizer());
         (content, truncation)
     }
 

@@ -2,13 +2,12 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use pin_project_lite::pin_project;
 
 use crate::cap::cap;
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::TokenizerRef;
 use crate::tool::ToolOutput;
 
 /// The `tracing` target of the truncation event.
@@ -21,7 +20,7 @@ pin_project! {
         #[pin]
         inner: F,
         max_tokens: usize,
-        tokenizer: Arc<dyn Tokenizer>,
+        tokenizer: TokenizerRef,
         // The tool name, kept only when the truncation event would be recorded.
         tool: Option<String>,
     }
@@ -31,7 +30,7 @@ impl<F> ResponseFuture<F> {
     pub(crate) fn new(
         inner: F,
         max_tokens: usize,
-        tokenizer: Arc<dyn Tokenizer>,
+        tokenizer: TokenizerRef,
         tool: Option<String>,
     ) -> Self {
         ResponseFuture {
@@ -52,11 +51,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let mut output = ready!(this.inner.poll(cx))?;
-        if let Some(truncation) = cap(
-            &mut output.content,
-            *this.max_tokens,
-            this.tokenizer.as_ref(),
-        ) {
+        if let Some(truncation) = cap(&mut output.content, *this.max_tokens, &**this.tokenizer) {
             tracing::info!(
                 target: TARGET,
                 tool = this.tool.as_deref().unwrap_or_default(),

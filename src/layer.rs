@@ -6,7 +6,7 @@ use tower_layer::Layer;
 
 use crate::manifest::ToolOutputLimits;
 use crate::service::ToolOutputCap;
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::{Tokenizer, TokenizerRef};
 
 /// Applies [`ToolOutputCap`] to a tool service: every output is capped to its tool's limit.
 ///
@@ -20,7 +20,7 @@ pub struct ToolOutputCapLayer {
 #[derive(Debug)]
 pub(crate) struct Shared {
     pub(crate) limits: ToolOutputLimits,
-    pub(crate) tokenizer: Arc<dyn Tokenizer>,
+    pub(crate) tokenizer: TokenizerRef,
 }
 
 impl ToolOutputCapLayer {
@@ -29,20 +29,25 @@ impl ToolOutputCapLayer {
     ///
     /// The encoder is built here, once per process, so that no tool call waits for it.
     pub fn new(limits: ToolOutputLimits) -> Self {
-        let tokenizer = limits.encoding().tokenizer();
-        ToolOutputCapLayer::with_tokenizer(limits, tokenizer)
+        let tokenizer = TokenizerRef::Static(limits.encoding().tokenizer());
+        ToolOutputCapLayer::from_parts(limits, tokenizer)
     }
 
-    /// Caps outputs to `limits`, counting with `tokenizer`; the limits' encoding is not used.
+    /// Caps outputs to `limits`, counting with `tokenizer` (say, the tokenizer of another
+    /// model); the limits' encoding is not used.
     pub fn with_tokenizer(limits: ToolOutputLimits, tokenizer: Arc<dyn Tokenizer>) -> Self {
+        ToolOutputCapLayer::from_parts(limits, TokenizerRef::Shared(tokenizer))
+    }
+
+    fn from_parts(limits: ToolOutputLimits, tokenizer: TokenizerRef) -> Self {
         ToolOutputCapLayer {
             shared: Arc::new(Shared { limits, tokenizer }),
         }
     }
 
     /// The tokenizer outputs are counted with.
-    pub fn tokenizer(&self) -> &Arc<dyn Tokenizer> {
-        &self.shared.tokenizer
+    pub fn tokenizer(&self) -> &dyn Tokenizer {
+        &*self.shared.tokenizer
     }
 
     /// The limits outputs are capped to.

@@ -71,7 +71,7 @@ where
         ResponseFuture::new(
             self.inner.call(call),
             max_tokens,
-            Arc::clone(&self.shared.tokenizer),
+            self.shared.tokenizer.clone(),
             tool,
         )
     }

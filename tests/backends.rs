@@ -44,10 +44,10 @@ fn both_backends_cap_alike() {
     for (name, text) in corpus() {
         for max_tokens in [32, 1000, 5000] {
             let (mut by_tiktoken, mut by_bpe) = (text.clone(), text.clone());
-            let truncation = cap(&mut by_tiktoken, max_tokens, tiktoken.as_ref());
+            let truncation = cap(&mut by_tiktoken, max_tokens, tiktoken);
             assert_eq!(
                 truncation,
-                cap(&mut by_bpe, max_tokens, bpe.as_ref()),
+                cap(&mut by_bpe, max_tokens, bpe),
                 "{name} at {max_tokens}"
             );
             assert!(

@@ -2,13 +2,13 @@
 
 use std::collections::HashSet;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use tiktoken_rs::{CoreBPE, Rank};
 
 use super::{
-    count_joined_at_last_piece, floor_char_boundary, prefix_over, starts_piece, Encoding, Prefix,
-    SegmentCut, Tokenizer,
+    count_joined_at_last_piece, count_long_run, floor_char_boundary, prefix_over, starts_piece,
+    Encoding, Prefix, SegmentCut, Tokenizer,
 };
 
 /// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
@@ -31,14 +31,14 @@ pub struct Tiktoken {
 
 impl Encoding {
     /// The process-wide tiktoken-rs tokenizer of this vocabulary, built on first use.
-    pub fn tiktoken(self) -> Arc<Tiktoken> {
-        static O200K: OnceLock<Arc<Tiktoken>> = OnceLock::new();
-        static CL100K: OnceLock<Arc<Tiktoken>> = OnceLock::new();
+    pub fn tiktoken(self) -> &'static Tiktoken {
+        static O200K: OnceLock<Tiktoken> = OnceLock::new();
+        static CL100K: OnceLock<Tiktoken> = OnceLock::new();
         let (cell, bpe): (_, fn() -> &'static CoreBPE) = match self {
             Encoding::O200kBase => (&O200K, tiktoken_rs::o200k_base_singleton),
             Encoding::Cl100kBase => (&CL100K, tiktoken_rs::cl100k_base_singleton),
         };
-        Arc::clone(cell.get_or_init(|| Arc::new(Tiktoken::new(self, bpe()))))
+        cell.get_or_init(|| Tiktoken::new(self, bpe()))
     }
 }
 
@@ -114,9 +114,11 @@ impl fmt::Debug for Tiktoken {
 
 impl Tokenizer for Tiktoken {
     fn count(&self, text: &str) -> usize {
-        chunks(text)
-            .map(|chunk| self.encode_chunk(chunk).len())
-            .sum()
+        count_long_run(text, |run| self.count(run)).unwrap_or_else(|| {
+            chunks(text)
+                .map(|chunk| self.encode_chunk(chunk).len())
+                .sum()
+        })
     }
 
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
@@ -204,7 +206,7 @@ fn split_in_run(text: &str, mid: usize) -> usize {
 mod tests {
     use super::*;
 
-    fn o200k() -> Arc<Tiktoken> {
+    fn o200k() -> &'static Tiktoken {
         Encoding::O200kBase.tiktoken()
     }
 

@@ -1,0 +1,248 @@
+//! What the cap costs, as ratios: against one plain tiktoken-rs count, between the backends,
+//! per MB of hostile input against a realistic listing, and on small outputs against the bare
+//! service.
+//!
+//! ```text
+//! cargo bench --features bpe-openai --bench cap
+//! ```
+//!
+//! Criterion measures each case; the table at the end divides the medians.
+
+#[path = "../tests/common/corpus.rs"]
+mod corpus;
+
+use std::collections::BTreeMap;
+use std::convert::Infallible;
+use std::hint::black_box;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkGroup, Criterion};
+use futures_util::FutureExt;
+use serde_json::json;
+use tool_output_cap::{
+    cap, Encoding, Tokenizer, ToolCall, ToolOutput, ToolOutputCapLayer, ToolOutputLimits,
+};
+use tower::{service_fn, Layer, Service};
+
+const MAX_TOKENS: usize = 5000;
+
+/// Seconds per iteration of every measured call, by case and then by what was measured.
+static MEDIANS: Mutex<BTreeMap<(String, &str), Vec<f64>>> = Mutex::new(BTreeMap::new());
+
+fn record(case: &str, what: &'static str, per_iteration: Duration) {
+    let mut medians = MEDIANS.lock().unwrap();
+    medians
+        .entry((case.to_owned(), what))
+        .or_default()
+        .push(per_iteration.as_secs_f64());
+}
+
+fn median(case: &str, what: &str) -> Option<f64> {
+    let medians = MEDIANS.lock().unwrap();
+    let mut times = medians.get(&(case.to_owned(), what))?.clone();
+    times.sort_by(f64::total_cmp);
+    Some(times[times.len() / 2])
+}
+
+/// Measures `routine` on `text` under `case / what`; `routine` gets its own copy of the text
+/// (made outside the timing), as the cap does with an output it owns.
+fn measure(
+    group: &mut BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    case: &str,
+    what: &'static str,
+    text: &str,
+    mut routine: impl FnMut(&mut String),
+) {
+    group.bench_function(what, |b| {
+        b.iter_custom(|iterations| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iterations {
+                let mut copy = text.to_owned();
+                let start = Instant::now();
+                routine(black_box(&mut copy));
+                total += start.elapsed();
+            }
+            record(case, what, total / iterations as u32);
+            total
+        })
+    });
+}
+
+fn inputs() -> Vec<(&'static str, String)> {
+    let mut inputs = vec![
+        ("125 KB listing", corpus::listing_of(125_000)),
+        (
+            "125 KB Japanese with code",
+            corpus::japanese_with_code(125_000),
+        ),
+    ];
+    inputs.extend(corpus::hostile());
+    inputs.push(("50 MB listing", corpus::listing_of(50_000_000)));
+    inputs
+}
+
+fn bench_inputs(c: &mut Criterion) {
+    let tiktoken = Encoding::O200kBase.tiktoken();
+    let plain = tiktoken_rs::o200k_base_singleton();
+    #[cfg(feature = "bpe-openai")]
+    let bpe = Encoding::O200kBase.bpe_openai();
+    for (case, text) in inputs() {
+        let mut group = c.benchmark_group(case);
+        group
+            .sample_size(10)
+            .warm_up_time(Duration::from_millis(200))
+            .measurement_time(Duration::from_secs(1));
+        // tiktoken-rs panics in encode_ordinary where encode returns an error.
+        if plain.encode(&text, &Default::default()).is_ok() {
+            measure(
+                &mut group,
+                case,
+                "tiktoken-rs count_ordinary",
+                &text,
+                |text| {
+                    black_box(plain.count_ordinary(text));
+                },
+            );
+        }
+        measure(
+            &mut group,
+            case,
+            "count, tiktoken-rs backend",
+            &text,
+            |text| {
+                black_box(tiktoken.count(text));
+            },
+        );
+        measure(
+            &mut group,
+            case,
+            "cap, tiktoken-rs backend",
+            &text,
+            |text| {
+                black_box(cap(text, MAX_TOKENS, tiktoken));
+            },
+        );
+        #[cfg(feature = "bpe-openai")]
+        {
+            measure(
+                &mut group,
+                case,
+                "count, bpe-openai backend",
+                &text,
+                |text| {
+                    black_box(bpe.count(text));
+                },
+            );
+            measure(&mut group, case, "cap, bpe-openai backend", &text, |text| {
+                black_box(cap(text, MAX_TOKENS, bpe));
+            });
+        }
+        group.finish();
+    }
+}
+
+fn bench_small_output(c: &mut Criterion) {
+    let tool = service_fn(|_: ToolCall| {
+        std::future::ready(Ok::<_, Infallible>(ToolOutput::new(
+            "src/main.rs\nsrc/lib.rs\n",
+        )))
+    });
+    let mut bare = tool;
+    let mut capped = ToolOutputCapLayer::new(ToolOutputLimits::default()).layer(tool);
+    let mut group = c.benchmark_group("small output");
+    group.sample_size(50);
+    let case = "small output";
+    group.bench_function("bare service", |b| {
+        b.iter_custom(|iterations| {
+            let start = Instant::now();
+            for _ in 0..iterations {
+                let call = ToolCall::new("Glob", json!({ "pattern": "*" }));
+                black_box(bare.call(call).now_or_never());
+            }
+            let total = start.elapsed();
+            record(case, "bare service", total / iterations as u32);
+            total
+        })
+    });
+    group.bench_function("through the layer", |b| {
+        b.iter_custom(|iterations| {
+            let start = Instant::now();
+            for _ in 0..iterations {
+                let call = ToolCall::new("Glob", json!({ "pattern": "*" }));
+                black_box(capped.call(call).now_or_never());
+            }
+            let total = start.elapsed();
+            record(case, "through the layer", total / iterations as u32);
+            total
+        })
+    });
+    group.finish();
+}
+
+fn print_ratios() {
+    let cases = inputs();
+    let per_mb = |case: &str, bytes: usize, what: &str| {
+        median(case, what).map(|time| time / bytes as f64 * 1e6)
+    };
+    let listing_per_mb = |what: &str| per_mb(cases[0].0, cases[0].1.len(), what);
+    let ms = |time: Option<f64>| time.map_or("-".to_owned(), |t| format!("{:.2}", t * 1e3));
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) => format!("{:.2}", a / b),
+        _ => "-".to_owned(),
+    };
+    println!();
+    println!(
+        "o200k_base, cap to {MAX_TOKENS} tokens, medians on {} cores:",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!();
+    println!("| input | tiktoken-rs count, ms | cap (tiktoken-rs), ms | cap / count | count (bpe-openai), ms | cap (bpe-openai), ms | tiktoken-rs cap / bpe-openai cap | per MB vs listing, tiktoken-rs | per MB vs listing, bpe-openai |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (case, text) in &cases {
+        let plain = median(case, "tiktoken-rs count_ordinary");
+        let cap_tiktoken = median(case, "cap, tiktoken-rs backend");
+        let count_bpe = median(case, "count, bpe-openai backend");
+        let cap_bpe = median(case, "cap, bpe-openai backend");
+        println!(
+            "| {case} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            if plain.is_some() {
+                ms(plain)
+            } else {
+                "cannot encode".to_owned()
+            },
+            ms(cap_tiktoken),
+            ratio(cap_tiktoken, plain),
+            ms(count_bpe),
+            ms(cap_bpe),
+            ratio(cap_tiktoken, cap_bpe),
+            ratio(
+                per_mb(case, text.len(), "cap, tiktoken-rs backend"),
+                listing_per_mb("cap, tiktoken-rs backend")
+            ),
+            ratio(
+                per_mb(case, text.len(), "cap, bpe-openai backend"),
+                listing_per_mb("cap, bpe-openai backend")
+            ),
+        );
+    }
+    let (bare, layered) = (
+        median("small output", "bare service"),
+        median("small output", "through the layer"),
+    );
+    println!();
+    println!(
+        "small output (under its limit): bare service {:.0} ns, through the layer {:.0} ns, ratio {}",
+        bare.unwrap_or_default() * 1e9,
+        layered.unwrap_or_default() * 1e9,
+        ratio(layered, bare)
+    );
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    bench_small_output(&mut c);
+    bench_inputs(&mut c);
+    c.final_summary();
+    print_ratios();
+}

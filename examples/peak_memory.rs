@@ -1,0 +1,66 @@
+//! Peak memory of capping a 50 MB tool output, against the memory the process held before.
+//!
+//! ```text
+//! cargo build --release --example peak_memory && /usr/bin/time -v target/release/examples/peak_memory
+//! cargo build --release --features bpe-openai --example peak_memory && /usr/bin/time -v target/release/examples/peak_memory
+//! ```
+//!
+//! Linux only: it reads its own peak resident set size (VmHWM) from /proc/self/status.
+
+#[path = "../tests/common/corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
+
+use std::convert::Infallible;
+
+use serde_json::json;
+use tool_output_cap::{ToolCall, ToolOutput, ToolOutputCapLayer, ToolOutputLimits};
+use tower::{service_fn, Layer, ServiceExt};
+
+/// The peak resident set size of this process so far, in MB.
+fn peak_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kb = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
+        .unwrap_or(f64::NAN);
+    kb / 1024.0
+}
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let layer = ToolOutputCapLayer::new(ToolOutputLimits::default());
+    let listing = corpus::listing_of(50_000_000);
+    let input_mb = listing.len() as f64 / (1024.0 * 1024.0);
+    let mut output = Some(ToolOutput::new(listing));
+    // The tool hands its output over; nothing here copies it.
+    let tool = service_fn(move |_: ToolCall| {
+        std::future::ready(Ok::<_, Infallible>(output.take().unwrap_or_default()))
+    });
+    let before = peak_mb();
+    let capped = layer
+        .layer(tool)
+        .oneshot(ToolCall::new("Glob", json!({ "pattern": "*" })))
+        .await
+        .unwrap_or_else(|never| match never {});
+    let after = peak_mb();
+    let truncation = capped.truncation.expect("50 MB is over 5000 tokens");
+    println!("tokenizer: {:?}", layer.tokenizer());
+    println!(
+        "capped {input_mb:.1} MB ({} tokens) to {} tokens",
+        truncation.original_tokens, truncation.max_tokens
+    );
+    println!("peak before capping: {before:.1} MB (the tokenizer and the output)");
+    println!(
+        "peak after capping:  {after:.1} MB, {:.1} MB more: {:.0}% of the output",
+        after - before,
+        (after - before) / input_mb * 100.0
+    );
+}
