@@ -31,14 +31,25 @@ pub fn note(dropped_tokens: usize) -> String {
 ///     truncation.dropped_tokens
 /// )));
 /// ```
+#[inline]
 pub fn cap(
     content: &mut String,
     max_tokens: usize,
     tokenizer: &dyn Tokenizer,
 ) -> Option<Truncation> {
+    // Every token is at least one byte.
     if content.len() <= max_tokens {
         return None;
     }
+    cap_tokens(content, max_tokens, tokenizer)
+}
+
+/// [`cap`] of an output that may be over its limit.
+fn cap_tokens(
+    content: &mut String,
+    max_tokens: usize,
+    tokenizer: &dyn Tokenizer,
+) -> Option<Truncation> {
     // Room for the note: no more tokens can be dropped than the text has bytes.
     let reserve = tokenizer.count(&format!("\n{}", note(content.len())));
     let first = tokenizer.prefix(content, max_tokens.saturating_sub(reserve));

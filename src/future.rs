@@ -48,6 +48,7 @@ where
 {
     type Output = Result<ToolOutput, E>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let mut output = ready!(this.inner.poll(cx))?;

@@ -64,6 +64,7 @@ where
         self.inner.poll_ready(cx)
     }
 
+    #[inline]
     fn call(&mut self, call: ToolCall) -> Self::Future {
         let max_tokens = self.shared.limits.max_tokens_for(&call.name);
         let tool =
