@@ -21,7 +21,7 @@ use criterion::{BenchmarkGroup, Criterion};
 use futures_util::FutureExt;
 use serde_json::json;
 use tool_output_cap::{
-    cap, Encoding, Tokenizer, ToolCall, ToolOutput, ToolOutputCapLayer, ToolOutputLimits,
+    cap, Encoding, Tokenizer, ToolCall, ToolLimit, ToolOutput, ToolOutputCapLayer, ToolOutputLimits,
 };
 use tower::{service_fn, Layer, Service};
 
@@ -85,6 +85,7 @@ fn inputs() -> Vec<(&'static str, String)> {
 fn bench_inputs(c: &mut Criterion) {
     let tiktoken = Encoding::O200kBase.tiktoken();
     let plain = tiktoken_rs::o200k_base_singleton();
+    let limit = ToolLimit::new(MAX_TOKENS);
     #[cfg(feature = "bpe-openai")]
     let bpe = Encoding::O200kBase.bpe_openai();
     for (case, text) in inputs() {
@@ -120,7 +121,7 @@ fn bench_inputs(c: &mut Criterion) {
             "cap, tiktoken-rs backend",
             &text,
             |text| {
-                black_box(cap(text, MAX_TOKENS, tiktoken));
+                black_box(cap(text, &limit, tiktoken));
             },
         );
         #[cfg(feature = "bpe-openai")]
@@ -135,7 +136,7 @@ fn bench_inputs(c: &mut Criterion) {
                 },
             );
             measure(&mut group, case, "cap, bpe-openai backend", &text, |text| {
-                black_box(cap(text, MAX_TOKENS, bpe));
+                black_box(cap(text, &limit, bpe));
             });
         }
         group.finish();

@@ -1,82 +1,375 @@
-//! The cap itself: a pure function of a text, a budget and a tokenizer.
+//! The cap itself: a pure function of a text, a limit and a tokenizer.
 
-use crate::tokenizer::Tokenizer;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::tokenizer::{ceil_char_boundary, Prefix, Tokenizer};
 use crate::tool::Truncation;
 
-/// The note that ends a truncated output, without the newline before it.
-pub fn note(dropped_tokens: usize) -> String {
-    format!("truncated: {dropped_tokens} tokens dropped, refine your query")
+/// Which part of an output over its limit is kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Keep {
+    /// The start: what a listing or a search returns first. The default.
+    #[default]
+    Head,
+    /// The end: where a build or test log puts its errors.
+    Tail,
+    /// The start and the end, half the budget each (what the start leaves goes to the end), with
+    /// the line [`CUT_MARKER`] where the middle was cut out.
+    HeadTail,
 }
 
-/// Caps `content` to `max_tokens` tokens, note included.
+impl Keep {
+    /// The name used in the manifest: `head`, `tail` or `head_tail`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Keep::Head => "head",
+            Keep::Tail => "tail",
+            Keep::HeadTail => "head_tail",
+        }
+    }
+}
+
+impl fmt::Display for Keep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The line that stands where [`Keep::HeadTail`] cut out the middle of an output.
+pub const CUT_MARKER: &str = "[... cut here ...]";
+
+/// A cut that falls inside a line moves to the line's edge when that gives up no more than
+/// this share of the part's budget: one eighth.
+const LINE_SHARE: usize = 8;
+
+/// The limit of one tool's outputs: the budget, what to keep, and a hint for the note.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolLimit {
+    pub(crate) max_tokens: usize,
+    pub(crate) keep: Keep,
+    pub(crate) hint: Option<Arc<str>>,
+}
+
+impl ToolLimit {
+    /// At most `max_tokens` tokens, note included, keeping the head, with no hint.
+    pub fn new(max_tokens: usize) -> Self {
+        ToolLimit {
+            max_tokens,
+            keep: Keep::Head,
+            hint: None,
+        }
+    }
+
+    /// Keeps `keep` of an output over the limit.
+    #[must_use]
+    pub fn with_keep(mut self, keep: Keep) -> Self {
+        self.keep = keep;
+        self
+    }
+
+    /// Ends the note with `: hint`.
+    #[must_use]
+    pub fn with_hint(mut self, hint: impl Into<Arc<str>>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// The budget, note included.
+    pub fn max_tokens(&self) -> usize {
+        self.max_tokens
+    }
+
+    /// What is kept of an output over the limit.
+    pub fn keep(&self) -> Keep {
+        self.keep
+    }
+
+    /// The hint at the end of the note, if any.
+    pub fn hint(&self) -> Option<&str> {
+        self.hint.as_deref()
+    }
+}
+
+/// The note that ends a truncated output, without the newline before it.
+pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
+    match hint {
+        Some(hint) => {
+            format!("truncated: {dropped_tokens} tokens dropped, refine your query: {hint}")
+        }
+        None => format!("truncated: {dropped_tokens} tokens dropped, refine your query"),
+    }
+}
+
+/// Caps `content` to `limit`, note included.
 ///
-/// An output of at most `max_tokens` tokens is left byte for byte as it was and `None` comes
-/// back; one whose byte length is at most `max_tokens` is not even tokenized, since every token
-/// of a byte-level BPE is at least one byte. A longer one becomes `kept + "\n" + note`, where
-/// `kept` is the longest prefix that leaves room for the note, cut on a char boundary, and
-/// the [`Truncation`] says how many tokens went. The whole text is encoded once; only the end
-/// of `kept`, where the note joins it, is counted again.
+/// An output of at most `limit.max_tokens()` tokens is left byte for byte as it was and `None`
+/// comes back; one whose byte length is within the limit is not even tokenized, since every
+/// token of a byte-level BPE is at least one byte. A longer one is cut to what `limit.keep()`
+/// keeps, and ends with the line [`note`]:
 ///
-/// The bound holds whenever the note alone fits in `max_tokens`, which it does from 32 tokens
-/// up with the built-in tokenizers (the manifest accepts no less).
+/// - [`Keep::Head`]: `head + "\n" + note`, `head` a prefix of the content;
+/// - [`Keep::Tail`]: `tail + "\n" + note`, `tail` a suffix of it;
+/// - [`Keep::HeadTail`]: `head + "\n" + CUT_MARKER + "\n" + tail + "\n" + note`.
+///
+/// Cuts fall on char boundaries, and on line boundaries when that gives up at most an eighth of
+/// the budget. `N` in the note is the original count less the tokens of the kept parts, each
+/// counted on its own. With [`Keep::Head`] the whole text is encoded once and only the end of
+/// the head, where the note joins it, is counted again; the other strategies count their parts
+/// again, which costs about their budget.
+///
+/// The bound holds whenever the note alone fits in the limit, which it does from 32 tokens up
+/// with the built-in tokenizers and a hint of a line (the manifest accepts no less).
 ///
 /// ```
-/// use tool_output_cap::{cap, Encoding};
+/// use tool_output_cap::{cap, Encoding, Keep, ToolLimit};
 ///
 /// let tokenizer = Encoding::O200kBase.tokenizer();
-/// let mut listing = "src/some/deeply/nested/module/file.rs\n".repeat(1000);
-/// let truncation = cap(&mut listing, 100, tokenizer).unwrap();
-/// assert!(listing.ends_with(&format!(
-///     "\ntruncated: {} tokens dropped, refine your query",
+/// let mut log = (0..2000).map(|i| format!("compiling crate_{i}\n")).collect::<String>() + "error: linking failed";
+/// let limit = ToolLimit::new(100).with_keep(Keep::Tail);
+/// let truncation = cap(&mut log, &limit, tokenizer).unwrap();
+/// assert!(log.ends_with(&format!(
+///     "error: linking failed\ntruncated: {} tokens dropped, refine your query",
 ///     truncation.dropped_tokens
 /// )));
 /// ```
 #[inline]
 pub fn cap(
     content: &mut String,
-    max_tokens: usize,
+    limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
 ) -> Option<Truncation> {
-    // Every token is at least one byte.
-    if content.len() <= max_tokens {
+    if content.len() <= limit.max_tokens {
         return None;
     }
-    cap_tokens(content, max_tokens, tokenizer)
+    Cut::new(content, limit, tokenizer)?.apply(content)
 }
 
-/// [`cap`] of an output that may be over its limit.
-fn cap_tokens(
-    content: &mut String,
-    max_tokens: usize,
-    tokenizer: &dyn Tokenizer,
-) -> Option<Truncation> {
-    // Room for the note: no more tokens can be dropped than the text has bytes.
-    let reserve = tokenizer.count(&format!("\n{}", note(content.len())));
-    let first = tokenizer.prefix(content, max_tokens.saturating_sub(reserve));
-    let original_tokens = first.total_tokens;
-    if original_tokens <= max_tokens {
-        return None;
-    }
-    let (mut kept_len, mut kept_tokens) = (first.len, first.tokens);
-    let line = loop {
-        let line = format!("\n{}", note(original_tokens - kept_tokens));
-        let tokens = tokenizer.count_joined(&content[..kept_len], kept_tokens, &line);
-        if tokens <= max_tokens || kept_tokens == 0 {
-            break line;
+/// Where an output over its limit is cut: `content[..head.len]` and `content[tail.start..]`.
+struct Cut<'a> {
+    limit: &'a ToolLimit,
+    tokenizer: &'a dyn Tokenizer,
+    original_tokens: usize,
+    head: Part,
+    tail: Part,
+    line: String,
+}
+
+/// A kept part: its edge in the content (the end of a head, the start of a tail) and its tokens.
+#[derive(Debug, Clone, Copy)]
+struct Part {
+    edge: usize,
+    tokens: usize,
+}
+
+impl<'a> Cut<'a> {
+    /// Finds the cut, or `None` if the content is within the limit.
+    fn new(content: &str, limit: &'a ToolLimit, tokenizer: &'a dyn Tokenizer) -> Option<Self> {
+        let max_tokens = limit.max_tokens;
+        // Room for the note (no more tokens can be dropped than the text has bytes) and the
+        // marker.
+        let mut reserved = format!("\n{}", note(content.len(), limit.hint()));
+        if limit.keep == Keep::HeadTail {
+            reserved.push_str(&format!("\n{CUT_MARKER}\n"));
         }
-        // The seam merged into more tokens than reserved: cut the kept text again.
-        let shorter = kept_tokens.saturating_sub(tokens - max_tokens);
-        let prefix = tokenizer.prefix(&content[..kept_len], shorter);
-        (kept_len, kept_tokens) = (prefix.len, prefix.tokens);
-    };
-    content.truncate(kept_len);
-    content.push_str(&line);
-    Some(Truncation {
-        original_tokens,
-        kept_tokens,
-        dropped_tokens: original_tokens - kept_tokens,
-        max_tokens,
-    })
+        let budget = max_tokens.saturating_sub(tokenizer.count(&reserved));
+        let head_budget = match limit.keep {
+            Keep::Head => budget,
+            Keep::Tail => 0,
+            Keep::HeadTail => budget / 2,
+        };
+        // The one pass over the whole text: its count, and the head.
+        let first = tokenizer.prefix(content, head_budget);
+        if first.total_tokens <= max_tokens {
+            return None;
+        }
+        let mut cut = Cut {
+            limit,
+            tokenizer,
+            original_tokens: first.total_tokens,
+            head: Part { edge: 0, tokens: 0 },
+            tail: Part {
+                edge: content.len(),
+                tokens: 0,
+            },
+            line: String::new(),
+        };
+        if head_budget > 0 {
+            cut.head = cut.head_at_line_end(content, first, head_budget);
+        }
+        if limit.keep != Keep::Head {
+            cut.tail = cut.tail_within(content, budget - cut.head.tokens);
+        }
+        cut.fit(content);
+        Some(cut)
+    }
+
+    /// Cuts again until the assembled output, note included, is within the limit: BPE counts are
+    /// not additive, so the seams may take more tokens than reserved.
+    fn fit(&mut self, content: &str) {
+        let max_tokens = self.limit.max_tokens;
+        loop {
+            let kept_tokens = self.head.tokens + self.tail.tokens;
+            self.line = format!(
+                "\n{}",
+                note(self.original_tokens - kept_tokens, self.limit.hint())
+            );
+            let tokens = match self.limit.keep {
+                Keep::Head => self.tokenizer.count_edited(
+                    &content[..self.head.edge],
+                    self.head.tokens,
+                    self.head.edge,
+                    &self.line,
+                ),
+                Keep::Tail => {
+                    let tail = &content[self.tail.edge..];
+                    self.tokenizer
+                        .count_edited(tail, self.tail.tokens, tail.len(), &self.line)
+                }
+                Keep::HeadTail => self.tokenizer.count(&self.assemble(content)),
+            };
+            if tokens <= max_tokens || kept_tokens == 0 {
+                return;
+            }
+            let excess = tokens - max_tokens;
+            if self.tail.tokens >= self.head.tokens {
+                self.tail = self.tail_within(content, self.tail.tokens.saturating_sub(excess));
+            } else {
+                let budget = self.head.tokens.saturating_sub(excess);
+                let prefix = self.tokenizer.prefix(&content[..self.head.edge], budget);
+                self.head = self.head_at_line_end(content, prefix, budget);
+            }
+        }
+    }
+
+    /// The head `prefix` gives, moved back to the end of its last whole line if the line it cuts
+    /// holds at most an eighth of `budget`.
+    fn head_at_line_end(&self, content: &str, prefix: Prefix, budget: usize) -> Part {
+        let head = Part {
+            edge: prefix.len,
+            tokens: prefix.tokens,
+        };
+        let at_line_end = content
+            .as_bytes()
+            .get(head.edge)
+            .is_none_or(|&byte| byte == b'\n');
+        let Some(line_end) = content[..head.edge].rfind('\n').filter(|_| !at_line_end) else {
+            return head;
+        };
+        let kept = &content[..head.edge];
+        let tokens = self.tokenizer.count_edited(kept, head.tokens, line_end, "");
+        if head.tokens - tokens.min(head.tokens) <= budget / LINE_SHARE {
+            Part {
+                edge: line_end,
+                tokens,
+            }
+        } else {
+            head
+        }
+    }
+
+    /// The longest suffix of `content` after the head within `budget` tokens (near enough: the
+    /// search stops within 1/64 of the budget), moved forward to the start of its first whole
+    /// line if the line it cuts holds at most an eighth of the budget.
+    fn tail_within(&self, content: &str, budget: usize) -> Part {
+        let end = Part {
+            edge: content.len(),
+            tokens: 0,
+        };
+        if budget == 0 {
+            return end;
+        }
+        let from = self.head.edge;
+        let count = |start: usize| self.tokenizer.count(&content[start..]);
+        // Start where the average token would put the cut, then step by what the tokens in the
+        // candidate suffix take a byte.
+        let bytes_a_token = content.len().div_ceil(self.original_tokens.max(1)).max(1);
+        let mut start = ceil_char_boundary(
+            content,
+            content
+                .len()
+                .saturating_sub(budget * bytes_a_token)
+                .max(from),
+        );
+        let mut best = end;
+        for _ in 0..16 {
+            let tokens = count(start);
+            let bytes_a_token = (content.len() - start).div_ceil(tokens.max(1)).max(1);
+            if tokens <= budget {
+                if start < best.edge {
+                    best = Part {
+                        edge: start,
+                        tokens,
+                    };
+                }
+                if start == from || budget - tokens <= budget / 64 {
+                    break;
+                }
+                let back = (budget - tokens) * bytes_a_token;
+                start = ceil_char_boundary(content, start.saturating_sub(back).max(from));
+            } else {
+                let forward = (tokens - budget) * bytes_a_token;
+                start = ceil_char_boundary(content, (start + forward).min(content.len()));
+            }
+        }
+        let Some(line_start) = content[best.edge..]
+            .find('\n')
+            .map(|at| best.edge + at + 1)
+            .filter(|_| best.edge > from && content.as_bytes()[best.edge - 1] != b'\n')
+        else {
+            return best;
+        };
+        let tokens = count(line_start);
+        if best.tokens - tokens.min(best.tokens) <= budget / LINE_SHARE {
+            Part {
+                edge: line_start,
+                tokens,
+            }
+        } else {
+            best
+        }
+    }
+
+    /// The capped output.
+    fn assemble(&self, content: &str) -> String {
+        let mut capped = String::new();
+        self.write(content, &mut capped);
+        capped
+    }
+
+    fn write(&self, content: &str, capped: &mut String) {
+        capped.push_str(&content[..self.head.edge]);
+        if self.limit.keep == Keep::HeadTail {
+            capped.push('\n');
+            capped.push_str(CUT_MARKER);
+            capped.push('\n');
+        }
+        capped.push_str(&content[self.tail.edge..]);
+        capped.push_str(&self.line);
+    }
+
+    /// Cuts `content` in place and says how.
+    fn apply(self, content: &mut String) -> Option<Truncation> {
+        match self.limit.keep {
+            Keep::Head => {
+                content.truncate(self.head.edge);
+                content.push_str(&self.line);
+            }
+            Keep::Tail => {
+                content.replace_range(..self.tail.edge, "");
+                content.push_str(&self.line);
+            }
+            Keep::HeadTail => *content = self.assemble(content),
+        }
+        let kept_tokens = self.head.tokens + self.tail.tokens;
+        Some(Truncation {
+            original_tokens: self.original_tokens,
+            kept_tokens,
+            dropped_tokens: self.original_tokens - kept_tokens,
+            max_tokens: self.limit.max_tokens,
+            keep: self.limit.keep,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -88,9 +381,9 @@ mod tests {
         Encoding::O200kBase.tokenizer().count(text)
     }
 
-    fn capped(text: &str, max_tokens: usize) -> (String, Option<Truncation>) {
+    fn capped(text: &str, limit: &ToolLimit) -> (String, Option<Truncation>) {
         let mut content = text.to_owned();
-        let truncation = cap(&mut content, max_tokens, Encoding::O200kBase.tokenizer());
+        let truncation = cap(&mut content, limit, Encoding::O200kBase.tokenizer());
         (content, truncation)
     }
 
@@ -102,31 +395,27 @@ mod tests {
             text.len() > tokens,
             "the byte shortcut must not decide this case"
         );
-        assert_eq!(capped(&text, tokens), (text.clone(), None));
+        assert_eq!(capped(&text, &ToolLimit::new(tokens)), (text.clone(), None));
     }
 
     #[test]
     fn an_output_over_the_limit_ends_with_the_note() {
         let text = "src/some/module/file.rs\n".repeat(500);
-        let (content, truncation) = capped(&text, 200);
+        let (content, truncation) = capped(&text, &ToolLimit::new(200));
         let truncation = truncation.expect("over the limit");
         let (kept, note_line) = content.rsplit_once('\n').unwrap();
-        assert_eq!(note_line, note(truncation.dropped_tokens));
+        assert_eq!(note_line, note(truncation.dropped_tokens, None));
         assert!(text.starts_with(kept));
         assert_eq!(truncation.original_tokens, count(&text));
         assert_eq!(truncation.kept_tokens, count(kept));
-        assert_eq!(
-            truncation.dropped_tokens,
-            truncation.original_tokens - truncation.kept_tokens
-        );
-        assert_eq!(truncation.max_tokens, 200);
+        assert_eq!(truncation.keep, Keep::Head);
         assert!(count(&content) <= 200);
     }
 
     #[test]
     fn a_cut_inside_a_character_moves_back_to_its_start() {
         let text = "日本語🦀".repeat(400);
-        let (content, truncation) = capped(&text, 64);
+        let (content, truncation) = capped(&text, &ToolLimit::new(64));
         let kept = content.rsplit_once('\n').unwrap().0;
         assert!(text.starts_with(kept));
         assert!(count(&content) <= 64);
@@ -134,7 +423,43 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_inside_a_line_moves_to_its_edge() {
+        let text = "src/components/module/widget.rs\n".repeat(400);
+        for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
+            let (content, _) = capped(&text, &ToolLimit::new(150).with_keep(keep));
+            let kept = content.rsplit_once('\n').unwrap().0;
+            let lines: Vec<&str> = kept.lines().filter(|line| !line.is_empty()).collect();
+            assert!(lines.len() > 10, "{keep}: {kept:?}");
+            for line in lines {
+                assert!(
+                    line == "src/components/module/widget.rs" || line == CUT_MARKER,
+                    "{keep}: half a path {line:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_single_long_line_is_cut_inside() {
+        let text = "x".repeat(100_000);
+        let (content, truncation) = capped(&text, &ToolLimit::new(100));
+        assert!(truncation.unwrap().kept_tokens > 50);
+        assert!(content.starts_with("xxxx"));
+    }
+
+    #[test]
+    fn the_hint_ends_the_note() {
+        let limit = ToolLimit::new(100).with_hint("use a narrower pattern, e.g. src/**/*.rs");
+        let (content, truncation) = capped(&"a/b.rs\n".repeat(1000), &limit);
+        let dropped = truncation.unwrap().dropped_tokens;
+        assert!(content.ends_with(&format!(
+            "\ntruncated: {dropped} tokens dropped, refine your query: use a narrower pattern, e.g. src/**/*.rs"
+        )));
+        assert!(count(&content) <= 100);
+    }
+
+    #[test]
     fn empty_output_is_untouched() {
-        assert_eq!(capped("", 32), (String::new(), None));
+        assert_eq!(capped("", &ToolLimit::new(32)), (String::new(), None));
     }
 }

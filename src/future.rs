@@ -1,14 +1,17 @@
 //! [`ResponseFuture`], which caps the output once the tool is done.
 
+use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
 
 use pin_project_lite::pin_project;
 
-use crate::cap::cap;
+use tower::BoxError;
+
+use crate::cap::{cap, Keep, ToolLimit};
 use crate::tokenizer::TokenizerRef;
-use crate::tool::ToolOutput;
+use crate::tool::{ToolError, ToolOutput, Truncation};
 
 /// The `tracing` target of the truncation event.
 pub(crate) const TARGET: &str = "tool_output_cap";
@@ -19,7 +22,7 @@ pin_project! {
     pub struct ResponseFuture<F> {
         #[pin]
         inner: F,
-        max_tokens: usize,
+        limit: ToolLimit,
         tokenizer: TokenizerRef,
         // The tool name, kept only when the truncation event would be recorded.
         tool: Option<String>,
@@ -29,13 +32,13 @@ pin_project! {
 impl<F> ResponseFuture<F> {
     pub(crate) fn new(
         inner: F,
-        max_tokens: usize,
+        limit: ToolLimit,
         tokenizer: TokenizerRef,
         tool: Option<String>,
     ) -> Self {
         ResponseFuture {
             inner,
-            max_tokens,
+            limit,
             tokenizer,
             tool,
         }
@@ -45,25 +48,59 @@ impl<F> ResponseFuture<F> {
 impl<F, E> Future for ResponseFuture<F>
 where
     F: Future<Output = Result<ToolOutput, E>>,
+    E: 'static,
 {
     type Output = Result<ToolOutput, E>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let mut output = ready!(this.inner.poll(cx))?;
-        if let Some(truncation) = cap(&mut output.content, *this.max_tokens, &**this.tokenizer) {
-            tracing::info!(
-                target: TARGET,
-                tool = this.tool.as_deref().unwrap_or_default(),
-                original_tokens = truncation.original_tokens,
-                kept_tokens = truncation.kept_tokens,
-                dropped_tokens = truncation.dropped_tokens,
-                max_tokens = truncation.max_tokens,
-                "truncated tool output"
-            );
-            output.truncation = Some(truncation);
+        let tool = this.tool.as_deref().unwrap_or_default();
+        match ready!(this.inner.poll(cx)) {
+            Ok(mut output) => {
+                output.truncation = cap(&mut output.content, this.limit, &**this.tokenizer);
+                record(tool, output.truncation, "truncated tool output");
+                Poll::Ready(Ok(output))
+            }
+            Err(mut error) => {
+                // A long error keeps its end, where compilers and stack traces say what failed.
+                if let Some(error) = tool_error(&mut error)
+                    .filter(|error| error.message.len() > this.limit.max_tokens())
+                {
+                    let limit = this.limit.clone().with_keep(Keep::Tail);
+                    error.truncation = cap(&mut error.message, &limit, &**this.tokenizer);
+                    record(tool, error.truncation, "truncated tool error");
+                }
+                Poll::Ready(Err(error))
+            }
         }
-        Poll::Ready(Ok(output))
+    }
+}
+
+/// The crate's [`ToolError`] in `error`: `error` itself, or what a [`BoxError`] holds.
+fn tool_error<E: 'static>(error: &mut E) -> Option<&mut ToolError> {
+    let error: &mut dyn Any = error;
+    if error.is::<ToolError>() {
+        error.downcast_mut::<ToolError>()
+    } else {
+        error
+            .downcast_mut::<BoxError>()?
+            .downcast_mut::<ToolError>()
+    }
+}
+
+/// The event of a truncation.
+pub(crate) fn record(tool: &str, truncation: Option<Truncation>, message: &'static str) {
+    if let Some(truncation) = truncation {
+        tracing::info!(
+            target: TARGET,
+            tool,
+            original_tokens = truncation.original_tokens,
+            kept_tokens = truncation.kept_tokens,
+            dropped_tokens = truncation.dropped_tokens,
+            max_tokens = truncation.max_tokens,
+            keep = truncation.keep.name(),
+            message
+        );
     }
 }

@@ -64,7 +64,7 @@ mod tokenizer;
 mod tool;
 mod worker;
 
-pub use cap::{cap, note};
+pub use cap::{cap, note, Keep, ToolLimit, CUT_MARKER};
 pub use layer::ToolOutputCapLayer;
 pub use manifest::{Manifest, ManifestError, ToolOutputLimits, WorkerManifest};
 pub use service::ToolOutputCap;

@@ -4,10 +4,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::cap::{Keep, ToolLimit};
 use crate::tokenizer::Encoding;
 
 /// The agent's manifest, of which this crate reads `[worker]`.
@@ -33,31 +35,36 @@ impl WorkerManifest {
     }
 }
 
-/// Token limits on tool outputs, for every tool and per tool.
+/// Token limits on tool outputs, for every tool, per tool, and per turn.
 ///
 /// ```toml
 /// [worker.tool_output]
-/// default_max_tokens = 5000   # every tool; 5000 when omitted
-/// encoding = "o200k_base"     # or "cl100k_base"; o200k_base when omitted
+/// default_max_tokens = 5000     # every tool; 5000 when omitted
+/// default_keep = "head"         # "head", "tail" or "head_tail"; "head" when omitted
+/// encoding = "o200k_base"       # or "cl100k_base"; o200k_base when omitted
+/// max_tokens_per_turn = 20000   # all the outputs of one turn; no turn budget when omitted
 ///
 /// [worker.tool_output.per_tool]
 /// Read = 8000
-/// Grep = 3000
+/// Bash = { max_tokens = 6000, keep = "head_tail" }
+/// Glob = { max_tokens = 3000, hint = "use a narrower pattern, e.g. src/**/*.rs" }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutputLimits {
-    default_max_tokens: usize,
-    per_tool: BTreeMap<String, usize>,
+    default: ToolLimit,
+    per_tool: BTreeMap<String, ToolLimit>,
     encoding: Encoding,
+    max_tokens_per_turn: Option<usize>,
 }
 
 impl Default for ToolOutputLimits {
-    /// 5000 tokens for every tool, counted in `o200k_base`.
+    /// 5000 tokens for every tool, keeping the head, counted in `o200k_base`; no turn budget.
     fn default() -> Self {
         ToolOutputLimits {
-            default_max_tokens: Self::DEFAULT_MAX_TOKENS,
+            default: ToolLimit::new(Self::DEFAULT_MAX_TOKENS),
             per_tool: BTreeMap::new(),
             encoding: Encoding::default(),
+            max_tokens_per_turn: None,
         }
     }
 }
@@ -72,20 +79,57 @@ impl ToolOutputLimits {
     pub fn new(default_max_tokens: usize) -> Result<Self, ManifestError> {
         check_min("default_max_tokens", default_max_tokens)?;
         Ok(ToolOutputLimits {
-            default_max_tokens,
+            default: ToolLimit::new(default_max_tokens),
             ..Self::default()
         })
     }
 
-    /// Sets the limit of one tool; an error if it is under [`Self::MIN_MAX_TOKENS`].
+    /// Keeps `keep` of the outputs of tools without a limit of their own, and of tools given
+    /// one with [`with_tool`](Self::with_tool) afterwards.
+    #[must_use]
+    pub fn with_default_keep(mut self, keep: Keep) -> Self {
+        self.default = self.default.with_keep(keep);
+        self
+    }
+
+    /// Gives `tool` a limit of `max_tokens`, keeping what the default keeps; an error if it is
+    /// under [`Self::MIN_MAX_TOKENS`].
     pub fn with_tool(
-        mut self,
+        self,
         tool: impl Into<String>,
         max_tokens: usize,
     ) -> Result<Self, ManifestError> {
         let tool = tool.into();
         check_min(&format!("per_tool.{tool}"), max_tokens)?;
-        self.per_tool.insert(tool, max_tokens);
+        let keep = self.default.keep();
+        self.with_tool_limit(tool, ToolLimit::new(max_tokens).with_keep(keep))
+    }
+
+    /// Gives `tool` its own [`ToolLimit`]; an error if it is under [`Self::MIN_MAX_TOKENS`] or
+    /// its hint is more than one line.
+    pub fn with_tool_limit(
+        mut self,
+        tool: impl Into<String>,
+        limit: ToolLimit,
+    ) -> Result<Self, ManifestError> {
+        let tool = tool.into();
+        check_min(&format!("per_tool.{tool}.max_tokens"), limit.max_tokens())?;
+        if limit.hint().is_some_and(|hint| hint.contains(['\n', '\r'])) {
+            return Err(ManifestError {
+                key: Some(format!("worker.tool_output.per_tool.{tool}.hint")),
+                message: HINT_ON_ONE_LINE.to_owned(),
+                ..ManifestError::default()
+            });
+        }
+        self.per_tool.insert(tool, limit);
+        Ok(self)
+    }
+
+    /// Caps the outputs of one turn together to `max_tokens`; an error if it is under
+    /// [`Self::MIN_MAX_TOKENS`].
+    pub fn with_max_tokens_per_turn(mut self, max_tokens: usize) -> Result<Self, ManifestError> {
+        check_min("max_tokens_per_turn", max_tokens)?;
+        self.max_tokens_per_turn = Some(max_tokens);
         Ok(self)
     }
 
@@ -96,24 +140,31 @@ impl ToolOutputLimits {
         self
     }
 
+    /// The limit of `tool`'s outputs: its own, or the default.
+    pub fn limit_for(&self, tool: &str) -> &ToolLimit {
+        self.per_tool.get(tool).unwrap_or(&self.default)
+    }
+
     /// The token limit of `tool`'s outputs, note included.
     pub fn max_tokens_for(&self, tool: &str) -> usize {
-        self.per_tool
-            .get(tool)
-            .copied()
-            .unwrap_or(self.default_max_tokens)
+        self.limit_for(tool).max_tokens()
     }
 
     /// The limit of tools without one of their own.
-    pub fn default_max_tokens(&self) -> usize {
-        self.default_max_tokens
+    pub fn default_limit(&self) -> &ToolLimit {
+        &self.default
     }
 
     /// The tools with a limit of their own, by name.
-    pub fn per_tool(&self) -> impl Iterator<Item = (&str, usize)> {
+    pub fn per_tool(&self) -> impl Iterator<Item = (&str, &ToolLimit)> {
         self.per_tool
             .iter()
-            .map(|(tool, &max)| (tool.as_str(), max))
+            .map(|(tool, limit)| (tool.as_str(), limit))
+    }
+
+    /// The budget of all the outputs of one turn together, if there is one.
+    pub fn max_tokens_per_turn(&self) -> Option<usize> {
+        self.max_tokens_per_turn
     }
 
     /// The vocabulary tokens are counted in.
@@ -121,6 +172,8 @@ impl ToolOutputLimits {
         self.encoding
     }
 }
+
+const HINT_ON_ONE_LINE: &str = "must be one line: the note is the output's last line";
 
 fn check_min(key: &str, max_tokens: usize) -> Result<(), ManifestError> {
     if max_tokens >= ToolOutputLimits::MIN_MAX_TOKENS {
@@ -189,60 +242,146 @@ struct RawWorker {
 #[serde(deny_unknown_fields)]
 struct RawLimits {
     default_max_tokens: Option<Spanned<toml::Value>>,
+    default_keep: Option<Spanned<toml::Value>>,
     encoding: Option<Spanned<toml::Value>>,
+    max_tokens_per_turn: Option<Spanned<toml::Value>>,
     #[serde(default)]
     per_tool: BTreeMap<String, Spanned<toml::Value>>,
 }
 
 impl RawLimits {
     fn validate(self, text: &str) -> Result<ToolOutputLimits, ManifestError> {
+        let value = |key: &str, value| Value::new(text, key, value);
         let mut limits = ToolOutputLimits::default();
-        if let Some(value) = &self.default_max_tokens {
-            limits.default_max_tokens = max_tokens(text, "default_max_tokens", value)?;
+        if let Some(max) = &self.default_max_tokens {
+            limits.default.max_tokens = value("default_max_tokens", max).max_tokens()?;
         }
-        if let Some(value) = &self.encoding {
-            limits.encoding = encoding(text, value)?;
+        if let Some(keep) = &self.default_keep {
+            limits.default.keep = value("default_keep", keep).keep()?;
         }
-        for (tool, value) in &self.per_tool {
-            let max = max_tokens(text, &format!("per_tool.{tool}"), value)?;
-            limits.per_tool.insert(tool.clone(), max);
+        if let Some(encoding) = &self.encoding {
+            limits.encoding = value("encoding", encoding).encoding()?;
+        }
+        if let Some(max) = &self.max_tokens_per_turn {
+            limits.max_tokens_per_turn = Some(value("max_tokens_per_turn", max).max_tokens()?);
+        }
+        for (tool, limit) in &self.per_tool {
+            let limit = value(&format!("per_tool.{tool}"), limit).tool_limit(&limits.default)?;
+            limits.per_tool.insert(tool.clone(), limit);
         }
         Ok(limits)
     }
 }
 
-fn max_tokens(text: &str, key: &str, value: &Spanned<toml::Value>) -> Result<usize, ManifestError> {
-    let message = match value.get_ref() {
-        toml::Value::Integer(n) => match usize::try_from(*n) {
-            Ok(n) if n >= ToolOutputLimits::MIN_MAX_TOKENS => return Ok(n),
-            _ => too_small(n),
-        },
-        other => format!(
-            "must be a whole number of tokens, found {} {other}",
-            other.type_str()
-        ),
-    };
-    Err(ManifestError::at_key(
-        text,
-        key,
-        value.span().start,
-        message,
-    ))
+/// A value of `[worker.tool_output]`, to check.
+struct Value<'a> {
+    text: &'a str,
+    key: String,
+    value: &'a toml::Value,
+    at: usize,
 }
 
-fn encoding(text: &str, value: &Spanned<toml::Value>) -> Result<Encoding, ManifestError> {
-    match value.get_ref().as_str() {
-        Some("o200k_base") => Ok(Encoding::O200kBase),
-        Some("cl100k_base") => Ok(Encoding::Cl100kBase),
-        _ => Err(ManifestError::at_key(
+impl<'a> Value<'a> {
+    /// `value` of `key` in `text`.
+    fn new(text: &'a str, key: &str, value: &'a Spanned<toml::Value>) -> Self {
+        Value {
             text,
-            "encoding",
-            value.span().start,
-            format!(
-                "must be \"o200k_base\" or \"cl100k_base\", found {}",
-                value.get_ref()
+            key: key.to_owned(),
+            value: value.get_ref(),
+            at: value.span().start,
+        }
+    }
+
+    fn error(&self, message: String) -> ManifestError {
+        ManifestError {
+            key: Some(format!("worker.tool_output.{}", self.key)),
+            message,
+            ..ManifestError::at(self.text, self.at)
+        }
+    }
+
+    fn inner<'b>(&'b self, key: &str, value: &'b toml::Value) -> Value<'b> {
+        Value {
+            text: self.text,
+            key: format!("{}.{key}", self.key),
+            value,
+            at: self.at,
+        }
+    }
+
+    fn max_tokens(&self) -> Result<usize, ManifestError> {
+        let message = match self.value {
+            toml::Value::Integer(n) => match usize::try_from(*n) {
+                Ok(n) if n >= ToolOutputLimits::MIN_MAX_TOKENS => return Ok(n),
+                _ => too_small(n),
+            },
+            other => format!(
+                "must be a whole number of tokens, found {} {other}",
+                other.type_str()
             ),
-        )),
+        };
+        Err(self.error(message))
+    }
+
+    fn keep(&self) -> Result<Keep, ManifestError> {
+        match self.value.as_str() {
+            Some("head") => Ok(Keep::Head),
+            Some("tail") => Ok(Keep::Tail),
+            Some("head_tail") => Ok(Keep::HeadTail),
+            _ => Err(self.error(format!(
+                "must be \"head\", \"tail\" or \"head_tail\", found {}",
+                self.value
+            ))),
+        }
+    }
+
+    fn encoding(&self) -> Result<Encoding, ManifestError> {
+        match self.value.as_str() {
+            Some("o200k_base") => Ok(Encoding::O200kBase),
+            Some("cl100k_base") => Ok(Encoding::Cl100kBase),
+            _ => Err(self.error(format!(
+                "must be \"o200k_base\" or \"cl100k_base\", found {}",
+                self.value
+            ))),
+        }
+    }
+
+    fn hint(&self) -> Result<Arc<str>, ManifestError> {
+        match self.value.as_str() {
+            Some(hint) if !hint.contains(['\n', '\r']) => Ok(hint.into()),
+            Some(_) => Err(self.error(HINT_ON_ONE_LINE.to_owned())),
+            None => Err(self.error(format!(
+                "must be a string, found {} {}",
+                self.value.type_str(),
+                self.value
+            ))),
+        }
+    }
+
+    /// A number, or a table of `max_tokens`, `keep` and `hint`; what it leaves out is
+    /// `default`'s.
+    fn tool_limit(&self, default: &ToolLimit) -> Result<ToolLimit, ManifestError> {
+        let Some(table) = self.value.as_table() else {
+            return Ok(ToolLimit::new(self.max_tokens()?).with_keep(default.keep()));
+        };
+        let mut limit = ToolLimit::new(default.max_tokens()).with_keep(default.keep());
+        for (key, value) in table {
+            let value = self.inner(key, value);
+            limit = match key.as_str() {
+                "max_tokens" => ToolLimit {
+                    max_tokens: value.max_tokens()?,
+                    ..limit
+                },
+                "keep" => limit.with_keep(value.keep()?),
+                "hint" => limit.with_hint(value.hint()?),
+                _ => {
+                    return Err(value.error(
+                        "is not a key of a tool's limit: max_tokens, keep or hint".to_owned(),
+                    ))
+                }
+            };
+        }
+        Ok(limit)
     }
 }
 
@@ -265,14 +404,6 @@ impl ManifestError {
             line: Some(before.matches('\n').count() + 1),
             column: Some(before[line_start..].chars().count() + 1),
             ..ManifestError::default()
-        }
-    }
-
-    fn at_key(text: &str, key: &str, offset: usize, message: String) -> Self {
-        ManifestError {
-            key: Some(format!("worker.tool_output.{key}")),
-            message,
-            ..ManifestError::at(text, offset)
         }
     }
 

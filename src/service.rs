@@ -54,6 +54,7 @@ impl<S> ToolOutputCap<S> {
 impl<S> Service<ToolCall> for ToolOutputCap<S>
 where
     S: Service<ToolCall, Response = ToolOutput>,
+    S::Error: 'static,
 {
     type Response = ToolOutput;
     type Error = S::Error;
@@ -66,12 +67,12 @@ where
 
     #[inline]
     fn call(&mut self, call: ToolCall) -> Self::Future {
-        let max_tokens = self.shared.limits.max_tokens_for(&call.name);
+        let limit = self.shared.limits.limit_for(&call.name).clone();
         let tool =
             tracing::enabled!(target: TARGET, tracing::Level::INFO).then(|| call.name.clone());
         ResponseFuture::new(
             self.inner.call(call),
-            max_tokens,
+            limit,
             self.shared.tokenizer.clone(),
             tool,
         )

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::cap::Keep;
+
 /// A call of a named tool with its JSON arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolCall {
@@ -47,6 +49,8 @@ impl ToolOutput {
 pub struct ToolError {
     /// What went wrong, for the model to read.
     pub message: String,
+    /// Set when the cap truncated `message`, keeping its end.
+    pub truncation: Option<Truncation>,
 }
 
 impl ToolError {
@@ -54,6 +58,7 @@ impl ToolError {
     pub fn new(message: impl Into<String>) -> Self {
         ToolError {
             message: message.into(),
+            truncation: None,
         }
     }
 }
@@ -77,4 +82,6 @@ pub struct Truncation {
     pub dropped_tokens: usize,
     /// The budget the output was cut to, note included.
     pub max_tokens: usize,
+    /// What was kept.
+    pub keep: Keep,
 }

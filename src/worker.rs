@@ -9,8 +9,12 @@ use std::task::{Context, Poll};
 use tower::util::BoxCloneSyncService;
 use tower::{Service, ServiceBuilder, ServiceExt};
 
+use futures_util::future::join_all;
+
+use crate::cap::{cap, Keep, ToolLimit};
+use crate::future::record;
 use crate::layer::ToolOutputCapLayer;
-use crate::manifest::WorkerManifest;
+use crate::manifest::{ToolOutputLimits, WorkerManifest};
 use crate::service::ToolOutputCap;
 use crate::tool::{ToolCall, ToolError, ToolOutput};
 
@@ -31,6 +35,7 @@ pub struct HistoryEntry {
 #[derive(Debug)]
 pub struct Worker {
     tools: ToolOutputCap<Tools>,
+    cap: ToolOutputCapLayer,
     history: Vec<HistoryEntry>,
 }
 
@@ -54,6 +59,39 @@ impl Worker {
         let result = self.tools.clone().oneshot(call.clone()).await;
         self.history.push(HistoryEntry { call, result });
         &self.history[self.history.len() - 1]
+    }
+
+    /// Runs the calls of one model turn together and records their results in the order of the
+    /// calls.
+    ///
+    /// With `max_tokens_per_turn`, the results together, notes included, stay within it: each
+    /// result is first held to its tool's limit; if they are over the turn's budget together,
+    /// the budget is shared by water-filling: every result at or under an equal share is kept
+    /// as it is, and the others are cut to that share, the largest it can be while they all fit.
+    /// A share is never under 32 tokens (room for the note), so a turn of more calls than
+    /// `max_tokens_per_turn / 32` can go over it. Errors are results too: they keep their end.
+    pub async fn run_turn(&mut self, calls: Vec<ToolCall>) -> &[HistoryEntry] {
+        let results = match self.cap.limits().max_tokens_per_turn() {
+            None => {
+                join_all(
+                    calls
+                        .iter()
+                        .map(|call| self.tools.clone().oneshot(call.clone())),
+                )
+                .await
+            }
+            Some(max_tokens) => {
+                let tools = self.tools.get_ref();
+                let raw =
+                    join_all(calls.iter().map(|call| tools.clone().oneshot(call.clone()))).await;
+                share_turn(&self.cap, &calls, raw, max_tokens)
+            }
+        };
+        let start = self.history.len();
+        let entries = calls.into_iter().zip(results);
+        self.history
+            .extend(entries.map(|(call, result)| HistoryEntry { call, result }));
+        &self.history[start..]
     }
 
     /// Every call so far, oldest first.
@@ -88,11 +126,11 @@ impl WorkerBuilder {
 
     /// The worker; warns of each per-tool limit that names no registered tool.
     pub fn build(self) -> Worker {
-        for (tool, max_tokens) in self.cap.limits().per_tool() {
+        for (tool, limit) in self.cap.limits().per_tool() {
             if !self.tools.contains_key(tool) {
                 tracing::warn!(
                     tool,
-                    max_tokens,
+                    max_tokens = limit.max_tokens(),
                     "[worker.tool_output.per_tool] names a tool that is not registered"
                 );
             }
@@ -101,10 +139,72 @@ impl WorkerBuilder {
             by_name: Arc::new(self.tools),
         };
         Worker {
-            tools: ServiceBuilder::new().layer(self.cap).service(tools),
+            tools: ServiceBuilder::new().layer(self.cap.clone()).service(tools),
+            cap: self.cap,
             history: Vec::new(),
         }
     }
+}
+
+/// Caps the results of one turn to their tools' limits and, together, to `max_tokens`.
+fn share_turn(
+    cap_layer: &ToolOutputCapLayer,
+    calls: &[ToolCall],
+    mut results: Vec<Result<ToolOutput, ToolError>>,
+    max_tokens: usize,
+) -> Vec<Result<ToolOutput, ToolError>> {
+    let (limits, tokenizer) = (cap_layer.limits(), cap_layer.tokenizer());
+    // What each result takes when held to its tool's limit alone.
+    let demands: Vec<usize> = calls
+        .iter()
+        .zip(&results)
+        .map(|(call, result)| {
+            let text = match result {
+                Ok(output) => &output.content,
+                Err(error) => &error.message,
+            };
+            tokenizer.count(text).min(limits.max_tokens_for(&call.name))
+        })
+        .collect();
+    let share = water_level(&demands, max_tokens).max(ToolOutputLimits::MIN_MAX_TOKENS);
+    for ((call, result), demand) in calls.iter().zip(&mut results).zip(demands) {
+        let limit = limits.limit_for(&call.name);
+        let limit = ToolLimit {
+            max_tokens: demand
+                .min(share)
+                .max(ToolOutputLimits::MIN_MAX_TOKENS)
+                .min(limit.max_tokens()),
+            ..limit.clone()
+        };
+        match result {
+            Ok(output) => {
+                output.truncation = cap(&mut output.content, &limit, tokenizer);
+                record(&call.name, output.truncation, "truncated tool output");
+            }
+            Err(error) => {
+                let limit = limit.with_keep(Keep::Tail);
+                error.truncation = cap(&mut error.message, &limit, tokenizer);
+                record(&call.name, error.truncation, "truncated tool error");
+            }
+        }
+    }
+    results
+}
+
+/// The largest level such that `demands`, each cut to it, add up to at most `budget`; `usize::MAX`
+/// when they fit whole.
+fn water_level(demands: &[usize], budget: usize) -> usize {
+    let mut sorted = demands.to_vec();
+    sorted.sort_unstable();
+    let mut remaining = budget;
+    for (i, &demand) in sorted.iter().enumerate() {
+        let share = remaining / (sorted.len() - i);
+        if demand > share {
+            return share;
+        }
+        remaining -= demand;
+    }
+    usize::MAX
 }
 
 /// Routes each call to the tool it names.

@@ -4,7 +4,7 @@
 mod common;
 
 use common::corpus::{hostile, japanese_with_code, listing_of, minified_script};
-use tool_output_cap::{cap, Encoding, Tokenizer};
+use tool_output_cap::{cap, Encoding, Tokenizer, ToolLimit};
 
 fn corpus() -> Vec<(&'static str, String)> {
     let mut corpus = vec![
@@ -44,10 +44,10 @@ fn both_backends_cap_alike() {
     for (name, text) in corpus() {
         for max_tokens in [32, 1000, 5000] {
             let (mut by_tiktoken, mut by_bpe) = (text.clone(), text.clone());
-            let truncation = cap(&mut by_tiktoken, max_tokens, tiktoken);
+            let truncation = cap(&mut by_tiktoken, &ToolLimit::new(max_tokens), tiktoken);
             assert_eq!(
                 truncation,
-                cap(&mut by_bpe, max_tokens, bpe),
+                cap(&mut by_bpe, &ToolLimit::new(max_tokens), bpe),
                 "{name} at {max_tokens}"
             );
             assert!(

@@ -98,14 +98,15 @@ impl Tokenizer for Recording {
         self.bytes.fetch_add(text.len(), Ordering::SeqCst);
         Encoding::O200kBase.tiktoken().prefix(text, max_tokens)
     }
-    fn count_joined(&self, head: &str, head_tokens: usize, tail: &str) -> usize {
-        // Record what the built-in backend re-encodes: the tail of `head`, and the tail again
-        // with the note.
-        let tokenizer = Encoding::O200kBase.tiktoken();
-        let start = head.rfind('\n').map_or(0, |at| at + 1);
+    fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
+        // Record what the built-in backend counts again: from the last line start of the kept
+        // text, once alone and once edited.
+        let start = text[..keep].rfind('\n').map_or(0, |at| at + 1);
         self.bytes
-            .fetch_add(2 * (head.len() - start) + tail.len(), Ordering::SeqCst);
-        tokenizer.count_joined(head, head_tokens, tail)
+            .fetch_add(2 * (text.len() - start) + tail.len(), Ordering::SeqCst);
+        Encoding::O200kBase
+            .tiktoken()
+            .count_edited(text, text_tokens, keep, tail)
     }
 }
 
@@ -163,11 +164,14 @@ fn an_output_over_its_limit_is_cut_and_ends_with_the_note() {
     let output = run(limits(5000), &text);
     let truncation = assert_capped(&text, &output, 5000);
     assert!(truncation.dropped_tokens > 0);
+    // The note takes about 15 tokens; the cut moves back to a line end for at most an eighth.
     assert!(
-        truncation.kept_tokens + 20 > 5000,
+        truncation.kept_tokens + 15 + 5000 / 8 >= 5000,
         "kept {} of a 5000 budget",
         truncation.kept_tokens
     );
+    let kept = output.content.rsplit_once('\n').unwrap().0;
+    assert!(text[kept.len()..].starts_with('\n'), "no half a path at the end");
 }
 
 #[test]

@@ -4,7 +4,7 @@ mod common;
 
 use common::{assert_capped, count};
 use proptest::prelude::*;
-use tool_output_cap::{cap, Encoding, ToolOutput};
+use tool_output_cap::{cap, Encoding, ToolLimit, ToolOutput};
 
 /// One stretch of a tool output.
 fn segment() -> impl Strategy<Value = String> {
@@ -37,7 +37,7 @@ proptest! {
     fn capped_outputs_keep_every_promise(text in output(), max_tokens in 32usize..=10_000) {
         let tokenizer = Encoding::O200kBase.tokenizer();
         let mut content = text.clone();
-        let truncation = cap(&mut content, max_tokens, tokenizer);
+        let truncation = cap(&mut content, &ToolLimit::new(max_tokens), tokenizer);
         if count(&text) <= max_tokens {
             prop_assert_eq!(truncation, None);
             prop_assert_eq!(content, text);
@@ -50,7 +50,7 @@ proptest! {
     fn small_limits_on_long_outputs(text in output(), max_tokens in 32usize..=64) {
         let tokenizer = Encoding::O200kBase.tokenizer();
         let mut content = text.repeat(4);
-        let truncation = cap(&mut content, max_tokens, tokenizer);
+        let truncation = cap(&mut content, &ToolLimit::new(max_tokens), tokenizer);
         if truncation.is_some() {
             assert_capped(&text.repeat(4), &ToolOutput { content, summary: None, truncation }, max_tokens);
         } else {
@@ -67,7 +67,7 @@ fn a_cut_that_joins_a_white_space_run_again_is_counted_exactly() {
     let tokenizer = Encoding::O200kBase.tokenizer();
     for max_tokens in 32..=64 {
         let mut content = text.clone();
-        let truncation = cap(&mut content, max_tokens, tokenizer);
+        let truncation = cap(&mut content, &ToolLimit::new(max_tokens), tokenizer);
         assert_capped(
             &text,
             &ToolOutput {

@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use super::{
-    count_joined_at_last_piece, count_long_run, floor_char_boundary, prefix_over, Encoding, Prefix,
-    SegmentCut, Tokenizer,
+    count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, Encoding,
+    Prefix, SegmentCut, Tokenizer,
 };
 
 /// The bpe-openai backend: the same tokens as tiktoken-rs, in time linear in the text on any
@@ -97,8 +97,8 @@ impl Tokenizer for BpeOpenai {
         )
     }
 
-    fn count_joined(&self, head: &str, head_tokens: usize, tail: &str) -> usize {
-        count_joined_at_last_piece(head, head_tokens, tail, |text| self.count(text))
+    fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
+        count_edited_from_last_piece(text, text_tokens, keep, tail, |text| self.count(text))
     }
 }
 

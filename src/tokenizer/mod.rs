@@ -25,14 +25,15 @@ pub trait Tokenizer: Send + Sync + fmt::Debug {
     /// together with the token count of the whole of `text`.
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix;
 
-    /// The number of tokens in `head` followed by `tail`, where `head` is known to be
-    /// `head_tokens` tokens.
+    /// The number of tokens in `text[..keep]` followed by `tail`, where `text` is known to be
+    /// `text_tokens` tokens and `keep` is a char boundary of it.
     ///
-    /// Token counts are not additive: the two may merge where they meet. The default counts the
-    /// joined text; a backend that knows where its pre-tokenizer must split can count less.
-    fn count_joined(&self, head: &str, head_tokens: usize, tail: &str) -> usize {
-        let _ = head_tokens;
-        self.count(&[head, tail].concat())
+    /// Token counts are not additive: text may merge into other tokens where it is cut or joined.
+    /// The default counts the edited text; a backend that knows where its pre-tokenizer must
+    /// split counts only from there.
+    fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
+        let _ = text_tokens;
+        self.count(&[&text[..keep], tail].concat())
     }
 }
 
@@ -126,16 +127,19 @@ fn last_piece_start(text: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// Counts `head + tail` by counting again only what follows the last piece start of `head`.
-fn count_joined_at_last_piece(
-    head: &str,
-    head_tokens: usize,
+/// [`Tokenizer::count_edited`] for the built-in backends: counts again only from the last piece
+/// start before `keep`, which splits the edited text as it splits `text`.
+fn count_edited_from_last_piece(
+    text: &str,
+    text_tokens: usize,
+    keep: usize,
     tail: &str,
     count: impl Fn(&str) -> usize,
 ) -> usize {
-    let last = &head[last_piece_start(head)..];
-    // `count(last) <= head_tokens` holds for an exact `head_tokens`; saturate for a custom one.
-    head_tokens.saturating_sub(count(last)) + count(&[last, tail].concat())
+    let start = last_piece_start(&text[..keep]);
+    // `count(&text[start..]) <= text_tokens` holds for an exact `text_tokens`; saturate all the
+    // same.
+    text_tokens.saturating_sub(count(&text[start..])) + count(&[&text[start..keep], tail].concat())
 }
 
 /// Where a backend cuts the segment that crosses the budget.
@@ -245,6 +249,13 @@ fn count_long_run(text: &str, count: impl Fn(&str) -> usize) -> Option<usize> {
     let blocks = (chars - RUN_TAIL) / RUN_BLOCK;
     let run = |chars| std::iter::repeat_n(c, chars).collect::<String>();
     Some(blocks * count(&run(RUN_BLOCK)) + count(&run(chars - blocks * RUN_BLOCK)))
+}
+
+/// The smallest char boundary of `text` at or after `at`.
+pub(crate) fn ceil_char_boundary(text: &str, at: usize) -> usize {
+    (at..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(text.len())
 }
 
 /// The largest char boundary of `text` at or before `at`.

@@ -7,7 +7,7 @@ use std::sync::OnceLock;
 use tiktoken_rs::{CoreBPE, Rank};
 
 use super::{
-    count_joined_at_last_piece, count_long_run, floor_char_boundary, prefix_over, starts_piece,
+    count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, starts_piece,
     Encoding, Prefix, SegmentCut, Tokenizer,
 };
 
@@ -132,8 +132,8 @@ impl Tokenizer for Tiktoken {
         )
     }
 
-    fn count_joined(&self, head: &str, head_tokens: usize, tail: &str) -> usize {
-        count_joined_at_last_piece(head, head_tokens, tail, |text| self.count(text))
+    fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
+        count_edited_from_last_piece(text, text_tokens, keep, tail, |text| self.count(text))
     }
 }
 

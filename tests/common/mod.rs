@@ -31,7 +31,7 @@ pub fn assert_capped(original: &str, output: &ToolOutput, max_tokens: usize) -> 
         "kept text is a prefix of the original"
     );
     assert!(original.is_char_boundary(kept.len()));
-    assert_eq!(note_line, note(truncation.dropped_tokens));
+    assert_eq!(note_line, note(truncation.dropped_tokens, None));
     assert_eq!(truncation.original_tokens, count(original));
     assert_eq!(truncation.kept_tokens, count(kept));
     assert_eq!(
