@@ -171,7 +171,10 @@ fn an_output_over_its_limit_is_cut_and_ends_with_the_note() {
         truncation.kept_tokens
     );
     let kept = output.content.rsplit_once('\n').unwrap().0;
-    assert!(text[kept.len()..].starts_with('\n'), "no half a path at the end");
+    assert!(
+        text[kept.len()..].starts_with('\n'),
+        "no half a path at the end"
+    );
 }
 
 #[test]
@@ -472,4 +475,95 @@ fn each_truncation_emits_one_event_with_its_figures() {
         truncation.dropped_tokens.to_string()
     );
     assert_eq!(field("max_tokens"), "100");
+}
+
+// Capped errors.
+
+fn compile_log() -> String {
+    (0..5000)
+        .map(|i| format!("   Compiling crate_{i} v0.1.0\n"))
+        .collect::<String>()
+        + "error[E0308]: mismatched types"
+}
+
+#[test]
+fn a_long_tool_error_is_capped_keeping_its_end_and_stays_an_error() {
+    let tool =
+        service_fn(|_: ToolCall| async { Err::<ToolOutput, _>(ToolError::new(compile_log())) });
+    let error = ToolOutputCap::new(tool, limits(300))
+        .oneshot(ToolCall::new("Bash", json!({ "cmd": "cargo build" })))
+        .now_or_never()
+        .unwrap()
+        .unwrap_err();
+    let truncation = error.truncation.expect("the message was capped");
+    assert_eq!(truncation.keep, tool_output_cap::Keep::Tail);
+    assert_eq!(truncation.original_tokens, count(&compile_log()));
+    let (kept, note_line) = error.message.rsplit_once('\n').unwrap();
+    assert!(kept.ends_with("error[E0308]: mismatched types"));
+    assert!(compile_log().ends_with(kept));
+    assert_eq!(
+        note_line,
+        tool_output_cap::note(truncation.dropped_tokens, None)
+    );
+    assert!(count(&error.message) <= 300);
+}
+
+#[test]
+fn a_boxed_tool_error_is_capped_too() {
+    let tool = service_fn(|_: ToolCall| async {
+        Err::<ToolOutput, tower::BoxError>(ToolError::new(compile_log()).into())
+    });
+    let error = ToolOutputCap::new(tool, limits(300))
+        .oneshot(ToolCall::new("Bash", json!({})))
+        .now_or_never()
+        .unwrap()
+        .unwrap_err();
+    let error = error.downcast::<ToolError>().expect("still a ToolError");
+    assert!(error.truncation.is_some());
+    assert!(count(&error.message) <= 300);
+}
+
+#[test]
+fn a_short_tool_error_is_untouched() {
+    let tool =
+        service_fn(|_: ToolCall| async { Err::<ToolOutput, _>(ToolError::new("no such file")) });
+    let error = ToolOutputCap::new(tool, limits(300))
+        .oneshot(ToolCall::new("Read", json!({})))
+        .now_or_never()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(error, ToolError::new("no such file"));
+}
+
+#[test]
+fn each_tool_keeps_what_its_limit_says() {
+    let manifest = Manifest::from_toml_str(
+        r#"
+        [worker.tool_output]
+        default_max_tokens = 200
+        [worker.tool_output.per_tool]
+        Bash = { max_tokens = 300, keep = "tail", hint = "pipe the output through tail" }
+        "#,
+    )
+    .unwrap();
+    let tool =
+        service_fn(|_: ToolCall| async { Ok::<_, Infallible>(ToolOutput::new(compile_log())) });
+    let capped = ToolOutputCapLayer::new(manifest.worker.limits()).layer(tool);
+    let call = |name: &str| {
+        capped
+            .clone()
+            .oneshot(ToolCall::new(name, json!({})))
+            .now_or_never()
+            .unwrap()
+            .unwrap()
+    };
+    let bash = call("Bash");
+    assert!(bash
+        .content
+        .contains("error[E0308]: mismatched types\ntruncated: "));
+    assert!(bash.content.ends_with(": pipe the output through tail"));
+    assert!(count(&bash.content) <= 300);
+    let glob = call("Glob");
+    assert!(glob.content.starts_with("   Compiling crate_0 v0.1.0\n"));
+    assert!(count(&glob.content) <= 200);
 }

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use tool_output_cap::{Encoding, Manifest, ManifestError, ToolOutputLimits};
+use tool_output_cap::{Encoding, Keep, Manifest, ManifestError, ToolLimit, ToolOutputLimits};
 
 const TICKET: &str = r#"
 [project]
@@ -198,4 +198,129 @@ fn limits_built_in_code_are_checked_too() {
         .with_tool("Grep", 0)
         .unwrap_err();
     assert_eq!(err.key(), Some("worker.tool_output.per_tool.Grep"));
+}
+
+const STRATEGIES: &str = r#"
+[worker.tool_output]
+default_max_tokens = 4000
+default_keep = "tail"
+max_tokens_per_turn = 20000
+
+[worker.tool_output.per_tool]
+Read = 8000
+Bash = { max_tokens = 6000, keep = "head_tail" }
+Glob = { keep = "head", hint = "use a narrower pattern, e.g. src/**/*.rs" }
+
+[worker.tool_output.per_tool.Grep]
+max_tokens = 3000
+"#;
+
+#[test]
+fn strategies_hints_and_the_turn_budget_load() {
+    let limits = Manifest::from_toml_str(STRATEGIES).unwrap().worker.limits();
+    assert_eq!(limits.max_tokens_per_turn(), Some(20_000));
+    assert_eq!(
+        limits.default_limit(),
+        &ToolLimit::new(4000).with_keep(Keep::Tail)
+    );
+    assert_eq!(
+        limits.limit_for("Read"),
+        &ToolLimit::new(8000).with_keep(Keep::Tail)
+    );
+    assert_eq!(
+        limits.limit_for("Bash"),
+        &ToolLimit::new(6000).with_keep(Keep::HeadTail)
+    );
+    assert_eq!(
+        limits.limit_for("Glob"),
+        &ToolLimit::new(4000).with_hint("use a narrower pattern, e.g. src/**/*.rs")
+    );
+    assert_eq!(
+        limits.limit_for("Grep"),
+        &ToolLimit::new(3000).with_keep(Keep::Tail)
+    );
+    assert_eq!(limits.limit_for("Other"), limits.default_limit());
+}
+
+#[test]
+fn no_turn_budget_and_head_when_omitted() {
+    let limits = Manifest::from_toml_str(TICKET).unwrap().worker.limits();
+    assert_eq!(limits.max_tokens_per_turn(), None);
+    assert_eq!(limits.limit_for("Read").keep(), Keep::Head);
+}
+
+#[test]
+fn bad_strategy_values_name_the_key_and_the_line() {
+    let cases = [
+        (
+            "default_keep = \"middle\"",
+            "worker.tool_output.default_keep",
+            "middle",
+        ),
+        (
+            "default_keep = 3",
+            "worker.tool_output.default_keep",
+            "head_tail",
+        ),
+        (
+            "max_tokens_per_turn = 10",
+            "worker.tool_output.max_tokens_per_turn",
+            "at least 32",
+        ),
+        (
+            "max_tokens_per_turn = \"lots\"",
+            "worker.tool_output.max_tokens_per_turn",
+            "string",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nBash = { keep = \"end\" }",
+            "worker.tool_output.per_tool.Bash.keep",
+            "end",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nBash = { max_tokens = 8 }",
+            "worker.tool_output.per_tool.Bash.max_tokens",
+            "at least 32",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nBash = { max_tokens = 1.5 }",
+            "worker.tool_output.per_tool.Bash.max_tokens",
+            "float",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nBash = { hint = 3 }",
+            "worker.tool_output.per_tool.Bash.hint",
+            "integer",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nBash = { hint = \"two\\nlines\" }",
+            "worker.tool_output.per_tool.Bash.hint",
+            "one line",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nBash = { max_token = 6000 }",
+            "worker.tool_output.per_tool.Bash.max_token",
+            "max_tokens, keep or hint",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nBash = \"big\"",
+            "worker.tool_output.per_tool.Bash",
+            "string",
+        ),
+    ];
+    for (lines, key, what) in cases {
+        let text = format!("[worker.tool_output]\n{lines}\n");
+        let err = error(&text);
+        assert_eq!(err.key(), Some(key), "{lines}");
+        assert_eq!(err.line(), Some(text.lines().count()), "{lines}: {err}");
+        assert!(err.message().contains(what), "{lines}: {err}");
+    }
+}
+
+#[test]
+fn a_hint_of_more_than_one_line_is_refused_in_code_too() {
+    let err = ToolOutputLimits::default()
+        .with_tool_limit("Glob", ToolLimit::new(100).with_hint("a\nb"))
+        .unwrap_err();
+    assert_eq!(err.key(), Some("worker.tool_output.per_tool.Glob.hint"));
 }

@@ -1,0 +1,178 @@
+//! Every keep strategy on generated outputs and limits: the token bound with the note, the exact
+//! figures, char boundaries, what is kept, line edges, and the hint.
+
+mod common;
+
+use common::{count, listing};
+use proptest::prelude::*;
+use tool_output_cap::{cap, note, Encoding, Keep, ToolLimit, Truncation, CUT_MARKER};
+
+/// The kept head and tail of a capped output, checked against the original: the note is the
+/// last line, the head a prefix, the tail a suffix, and they do not overlap.
+fn kept_parts<'a>(
+    original: &'a str,
+    capped: &'a str,
+    truncation: &Truncation,
+    hint: Option<&str>,
+) -> (&'a str, &'a str) {
+    let line = format!("\n{}", note(truncation.dropped_tokens, hint));
+    let kept = capped
+        .strip_suffix(&line)
+        .unwrap_or_else(|| panic!("the note is not the last line of {capped:?}"));
+    let marker = format!("\n{CUT_MARKER}\n");
+    let (head, tail) = match truncation.keep {
+        Keep::Head => (kept, ""),
+        Keep::Tail => ("", kept),
+        // The marker could stand in the output itself: take the split that fits.
+        Keep::HeadTail => kept
+            .match_indices(&marker)
+            .map(|(at, _)| (&kept[..at], &kept[at + marker.len()..]))
+            .find(|(head, tail)| original.starts_with(head) && original.ends_with(tail))
+            .expect("a head and a tail around the marker"),
+    };
+    assert!(original.starts_with(head), "the head is a prefix");
+    assert!(original.ends_with(tail), "the tail is a suffix");
+    assert!(
+        head.len() + tail.len() <= original.len(),
+        "head and tail overlap"
+    );
+    (head, tail)
+}
+
+fn check(original: &str, limit: &ToolLimit) -> Option<(String, Truncation)> {
+    let tokenizer = Encoding::O200kBase.tokenizer();
+    let mut capped = original.to_owned();
+    let truncation = cap(&mut capped, limit, tokenizer);
+    let Some(truncation) = truncation else {
+        assert!(count(original) <= limit.max_tokens());
+        assert_eq!(capped, original);
+        return None;
+    };
+    let (head, tail) = kept_parts(original, &capped, &truncation, limit.hint());
+    assert_eq!(truncation.keep, limit.keep());
+    assert_eq!(truncation.max_tokens, limit.max_tokens());
+    assert_eq!(truncation.original_tokens, count(original));
+    assert_eq!(truncation.kept_tokens, count(head) + count(tail));
+    assert_eq!(
+        truncation.dropped_tokens,
+        truncation.original_tokens - truncation.kept_tokens
+    );
+    let tokens = count(&capped);
+    assert!(
+        tokens <= limit.max_tokens(),
+        "{tokens} tokens over {}",
+        limit.max_tokens()
+    );
+    Some((capped, truncation))
+}
+
+fn segment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z0-9_./-]{1,40}\n",
+        "[ -~]{0,80}",
+        "[ぁ-んァ-ン一-龥、。]{1,30}\n?",
+        prop::collection::vec(prop::sample::select(vec!["🦀", "👩‍👩‍👧‍👦", "🇯🇵", "é"]), 1..20)
+            .prop_map(|emoji| emoji.concat()),
+        (
+            prop::sample::select(vec![" ", "\t", "\n", "\u{3000}"]),
+            1..2000usize
+        )
+            .prop_map(|(space, run)| space.repeat(run)),
+        any::<String>(),
+    ]
+}
+
+fn keep() -> impl Strategy<Value = Keep> {
+    prop::sample::select(vec![Keep::Head, Keep::Tail, Keep::HeadTail])
+}
+
+fn hint() -> impl Strategy<Value = Option<&'static str>> {
+    prop::sample::select(vec![
+        None,
+        Some("use a narrower pattern, e.g. src/**/*.rs"),
+        Some("read a line range: offset and limit"),
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    #[test]
+    fn every_strategy_keeps_every_promise(
+        segments in prop::collection::vec(segment(), 0..150),
+        max_tokens in 32usize..=10_000,
+        keep in keep(),
+        hint in hint(),
+    ) {
+        let mut limit = ToolLimit::new(max_tokens).with_keep(keep);
+        if let Some(hint) = hint {
+            limit = limit.with_hint(hint);
+        }
+        check(&segments.concat(), &limit);
+    }
+
+    #[test]
+    fn listings_are_cut_at_line_edges(
+        paths in 200usize..3000,
+        max_tokens in 100usize..=3000,
+        keep in keep(),
+    ) {
+        let text = listing(paths);
+        let limit = ToolLimit::new(max_tokens).with_keep(keep);
+        if let Some((capped, truncation)) = check(&text, &limit) {
+            let (head, tail) = kept_parts(&text, &capped, &truncation, None);
+            prop_assert!(head.is_empty() || text[head.len()..].starts_with('\n'), "head ends on half a path");
+            prop_assert!(tail.is_empty() || text[..text.len() - tail.len()].ends_with('\n'), "tail starts on half a path");
+        }
+    }
+}
+
+#[test]
+fn tail_keeps_the_end_of_a_build_log() {
+    let log = (0..3000)
+        .map(|i| format!("   Compiling crate_{i} v0.1.0\n"))
+        .collect::<String>()
+        + "error[E0308]: mismatched types\n  --> src/main.rs:4:18\n";
+    let (capped, truncation) = check(&log, &ToolLimit::new(200).with_keep(Keep::Tail)).unwrap();
+    assert!(capped.contains("error[E0308]: mismatched types\n  --> src/main.rs:4:18\n"));
+    assert!(
+        capped.starts_with("   Compiling crate_"),
+        "starts on a whole line: {capped:.40}"
+    );
+    assert!(truncation.kept_tokens > 150);
+}
+
+#[test]
+fn head_tail_keeps_both_ends_around_the_marker() {
+    let text = listing(3000);
+    let (capped, truncation) =
+        check(&text, &ToolLimit::new(400).with_keep(Keep::HeadTail)).unwrap();
+    let (head, tail) = kept_parts(&text, &capped, &truncation, None);
+    // Half the budget each, give or take the line edges and the note.
+    for part in [head, tail] {
+        let tokens = count(part);
+        assert!((150..=200).contains(&tokens), "{tokens} tokens in a part");
+    }
+    assert_eq!(capped.matches(CUT_MARKER).count(), 1);
+}
+
+#[test]
+fn a_single_line_longer_than_the_budget_is_cut_inside() {
+    let line = "0123456789abcdef".repeat(6_400);
+    for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
+        let (_, truncation) = check(&line, &ToolLimit::new(500).with_keep(keep)).unwrap();
+        assert!(
+            truncation.kept_tokens > 400,
+            "{keep}: kept {}",
+            truncation.kept_tokens
+        );
+    }
+}
+
+#[test]
+fn the_hint_stays_within_the_bound_at_the_smallest_limit() {
+    let limit = ToolLimit::new(32).with_hint("use a narrower pattern, e.g. src/**/*.rs");
+    for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
+        check(&listing(1000), &limit.clone().with_keep(keep)).unwrap();
+    }
+}
