@@ -475,6 +475,7 @@ fn each_truncation_emits_one_event_with_its_figures() {
         truncation.dropped_tokens.to_string()
     );
     assert_eq!(field("max_tokens"), "100");
+    assert_eq!(field("keep"), "\"head\"");
 }
 
 // Capped errors.
