@@ -145,7 +145,8 @@ pub fn cap(
     Cut::new(content, limit, tokenizer)?.apply(content)
 }
 
-/// Where an output over its limit is cut: `content[..head.len]` and `content[tail.start..]`.
+/// Where an output over its limit is cut: it keeps `content[..head.edge]` and
+/// `content[tail.edge..]`.
 struct Cut<'a> {
     limit: &'a ToolLimit,
     tokenizer: &'a dyn Tokenizer,

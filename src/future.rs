@@ -10,7 +10,7 @@ use pin_project_lite::pin_project;
 use tower::BoxError;
 
 use crate::cap::{cap, Keep, ToolLimit};
-use crate::tokenizer::TokenizerRef;
+use crate::tokenizer::{Tokenizer, TokenizerRef};
 use crate::tool::{ToolError, ToolOutput, Truncation};
 
 /// The `tracing` target of the truncation event.
@@ -56,24 +56,50 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let tool = this.tool.as_deref().unwrap_or_default();
+        let tokenizer = &**this.tokenizer;
         match ready!(this.inner.poll(cx)) {
             Ok(mut output) => {
-                output.truncation = cap(&mut output.content, this.limit, &**this.tokenizer);
-                record(tool, output.truncation, "truncated tool output");
+                cap_output(tool, &mut output, this.limit, tokenizer);
                 Poll::Ready(Ok(output))
             }
             Err(mut error) => {
-                // A long error keeps its end, where compilers and stack traces say what failed.
-                if let Some(error) = tool_error(&mut error)
-                    .filter(|error| error.message.len() > this.limit.max_tokens())
-                {
-                    let limit = this.limit.clone().with_keep(Keep::Tail);
-                    error.truncation = cap(&mut error.message, &limit, &**this.tokenizer);
-                    record(tool, error.truncation, "truncated tool error");
+                if let Some(tool_error) = tool_error(&mut error) {
+                    cap_error(tool, tool_error, this.limit, tokenizer);
                 }
                 Poll::Ready(Err(error))
             }
         }
+    }
+}
+
+/// Caps `output` to `limit` and records the truncation, if any.
+pub(crate) fn cap_output(
+    tool: &str,
+    output: &mut ToolOutput,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+) {
+    if let Some(truncation) = cap(&mut output.content, limit, tokenizer) {
+        output.truncation = Some(truncation);
+        record(tool, truncation, "truncated tool output");
+    }
+}
+
+/// Caps the message of `error` to `limit`, keeping its end, where compilers and stack traces say
+/// what failed, and records the truncation, if any.
+pub(crate) fn cap_error(
+    tool: &str,
+    error: &mut ToolError,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+) {
+    if error.message.len() <= limit.max_tokens() {
+        return;
+    }
+    let limit = limit.clone().with_keep(Keep::Tail);
+    if let Some(truncation) = cap(&mut error.message, &limit, tokenizer) {
+        error.truncation = Some(truncation);
+        record(tool, truncation, "truncated tool error");
     }
 }
 
@@ -90,17 +116,15 @@ fn tool_error<E: 'static>(error: &mut E) -> Option<&mut ToolError> {
 }
 
 /// The event of a truncation.
-pub(crate) fn record(tool: &str, truncation: Option<Truncation>, message: &'static str) {
-    if let Some(truncation) = truncation {
-        tracing::info!(
-            target: TARGET,
-            tool,
-            original_tokens = truncation.original_tokens,
-            kept_tokens = truncation.kept_tokens,
-            dropped_tokens = truncation.dropped_tokens,
-            max_tokens = truncation.max_tokens,
-            keep = truncation.keep.name(),
-            message
-        );
-    }
+fn record(tool: &str, truncation: Truncation, message: &'static str) {
+    tracing::info!(
+        target: TARGET,
+        tool,
+        original_tokens = truncation.original_tokens,
+        kept_tokens = truncation.kept_tokens,
+        dropped_tokens = truncation.dropped_tokens,
+        max_tokens = truncation.max_tokens,
+        keep = truncation.keep.name(),
+        message
+    );
 }

@@ -11,8 +11,8 @@ use tower::{Service, ServiceBuilder, ServiceExt};
 
 use futures_util::future::join_all;
 
-use crate::cap::{cap, Keep, ToolLimit};
-use crate::future::record;
+use crate::cap::ToolLimit;
+use crate::future::{cap_error, cap_output};
 use crate::layer::ToolOutputCapLayer;
 use crate::manifest::{ToolOutputLimits, WorkerManifest};
 use crate::service::ToolOutputCap;
@@ -177,15 +177,8 @@ fn share_turn(
             ..limit.clone()
         };
         match result {
-            Ok(output) => {
-                output.truncation = cap(&mut output.content, &limit, tokenizer);
-                record(&call.name, output.truncation, "truncated tool output");
-            }
-            Err(error) => {
-                let limit = limit.with_keep(Keep::Tail);
-                error.truncation = cap(&mut error.message, &limit, tokenizer);
-                record(&call.name, error.truncation, "truncated tool error");
-            }
+            Ok(output) => cap_output(&call.name, output, &limit, tokenizer),
+            Err(error) => cap_error(&call.name, error, &limit, tokenizer),
         }
     }
     results
