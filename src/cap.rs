@@ -163,6 +163,18 @@ struct Part {
     tokens: usize,
 }
 
+impl Part {
+    /// `at_line_edge`, the part cut at a line's edge instead, if that gives up at most an eighth
+    /// of `budget`; else this part.
+    fn or_at_line_edge(self, at_line_edge: Part, budget: usize) -> Part {
+        if self.tokens.saturating_sub(at_line_edge.tokens) <= budget / LINE_SHARE {
+            at_line_edge
+        } else {
+            self
+        }
+    }
+}
+
 impl<'a> Cut<'a> {
     /// Finds the cut, or `None` if the content is within the limit.
     fn new(content: &str, limit: &'a ToolLimit, tokenizer: &'a dyn Tokenizer) -> Option<Self> {
@@ -259,14 +271,13 @@ impl<'a> Cut<'a> {
         };
         let kept = &content[..head.edge];
         let tokens = self.tokenizer.count_edited(kept, head.tokens, line_end, "");
-        if head.tokens - tokens.min(head.tokens) <= budget / LINE_SHARE {
+        head.or_at_line_edge(
             Part {
                 edge: line_end,
                 tokens,
-            }
-        } else {
-            head
-        }
+            },
+            budget,
+        )
     }
 
     /// The longest suffix of `content` after the head within `budget` tokens (near enough: the
@@ -320,15 +331,13 @@ impl<'a> Cut<'a> {
         else {
             return best;
         };
-        let tokens = count(line_start);
-        if best.tokens - tokens.min(best.tokens) <= budget / LINE_SHARE {
+        best.or_at_line_edge(
             Part {
                 edge: line_start,
-                tokens,
-            }
-        } else {
-            best
-        }
+                tokens: count(line_start),
+            },
+            budget,
+        )
     }
 
     /// The capped output.
