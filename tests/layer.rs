@@ -568,3 +568,47 @@ fn each_tool_keeps_what_its_limit_says() {
     assert!(glob.content.starts_with("   Compiling crate_0 v0.1.0\n"));
     assert!(count(&glob.content) <= 200);
 }
+
+/// A tokenizer of another kind, as a user would plug one in: one token a character, and only
+/// the two required methods.
+#[derive(Debug)]
+struct OneTokenACharacter;
+
+impl Tokenizer for OneTokenACharacter {
+    fn count(&self, text: &str) -> usize {
+        text.chars().count()
+    }
+    fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
+        let len = text
+            .char_indices()
+            .nth(max_tokens)
+            .map_or(text.len(), |(at, _)| at);
+        Prefix {
+            len,
+            tokens: text[..len].chars().count(),
+            total_tokens: self.count(text),
+        }
+    }
+}
+
+#[test]
+fn a_custom_tokenizer_counts_and_cuts() {
+    let layer = ToolOutputCapLayer::with_tokenizer(limits(100), Arc::new(OneTokenACharacter));
+    let text = "日本語のパス/ファイル.rs\n".repeat(50);
+    let tool = service_fn({
+        let text = text.clone();
+        move |_: ToolCall| std::future::ready(Ok::<_, Infallible>(ToolOutput::new(text.clone())))
+    });
+    let output = layer
+        .layer(tool)
+        .oneshot(ToolCall::new("Glob", json!({})))
+        .now_or_never()
+        .unwrap()
+        .unwrap();
+    let truncation = output.truncation.unwrap();
+    assert_eq!(truncation.original_tokens, text.chars().count());
+    assert!(output.content.chars().count() <= 100);
+    let kept = output.content.rsplit_once('\n').unwrap().0;
+    assert!(text.starts_with(kept));
+    assert_eq!(truncation.kept_tokens, kept.chars().count());
+}
