@@ -143,43 +143,57 @@ fn bench_inputs(c: &mut Criterion) {
     }
 }
 
+/// Small outputs: a Glob that found ten files, and a tool that returns one fixed line, which
+/// shows the layer's own cost.
+const SMALL_OUTPUTS: [&str; 2] = ["small output: ten paths", "small output: one fixed line"];
+
 fn bench_small_output(c: &mut Criterion) {
-    // A Glob that found ten files.
-    let tool = service_fn(|_: ToolCall| {
+    let ten_paths = service_fn(|_: ToolCall| {
         let listing: String = (0..10)
             .map(|i| format!("src/module_{i}/mod.rs\n"))
             .collect();
         std::future::ready(Ok::<_, Infallible>(ToolOutput::new(listing)))
     });
-    let mut bare = tool;
-    let mut capped = ToolOutputCapLayer::new(ToolOutputLimits::default()).layer(tool);
-    let mut group = c.benchmark_group("small output");
+    let fixed_line =
+        service_fn(|_: ToolCall| std::future::ready(Ok::<_, Infallible>(ToolOutput::new("ok"))));
+    bench_small(c, SMALL_OUTPUTS[0], ten_paths);
+    bench_small(c, SMALL_OUTPUTS[1], fixed_line);
+}
+
+fn bench_small<S>(c: &mut Criterion, case: &'static str, tool: S)
+where
+    S: Service<ToolCall, Response = ToolOutput, Error = Infallible> + Clone,
+{
+    let layer = ToolOutputCapLayer::new(ToolOutputLimits::default());
+    let mut group = c.benchmark_group(case);
     group.sample_size(50);
-    let case = "small output";
-    group.bench_function("bare service", |b| {
-        b.iter_custom(|iterations| {
-            let start = Instant::now();
-            for _ in 0..iterations {
-                let call = ToolCall::new("Glob", json!({ "pattern": "*" }));
-                black_box(bare.call(call).now_or_never());
-            }
-            let total = start.elapsed();
-            record(case, "bare service", total / iterations as u32);
-            total
-        })
-    });
-    group.bench_function("through the layer", |b| {
-        b.iter_custom(|iterations| {
-            let start = Instant::now();
-            for _ in 0..iterations {
-                let call = ToolCall::new("Glob", json!({ "pattern": "*" }));
-                black_box(capped.call(call).now_or_never());
-            }
-            let total = start.elapsed();
-            record(case, "through the layer", total / iterations as u32);
-            total
-        })
-    });
+    let mut run = |what: &'static str, mut service: Box<dyn FnMut(ToolCall)>| {
+        group.bench_function(what, |b| {
+            b.iter_custom(|iterations| {
+                let start = Instant::now();
+                for _ in 0..iterations {
+                    service(ToolCall::new("Glob", json!({ "pattern": "*" })));
+                }
+                let total = start.elapsed();
+                record(case, what, total / iterations as u32);
+                total
+            })
+        });
+    };
+    let mut bare = tool.clone();
+    run(
+        "bare service",
+        Box::new(move |call| {
+            black_box(bare.call(call).now_or_never());
+        }),
+    );
+    let mut capped = layer.layer(tool);
+    run(
+        "through the layer",
+        Box::new(move |call| {
+            black_box(capped.call(call).now_or_never());
+        }),
+    );
     group.finish();
 }
 
@@ -229,17 +243,19 @@ fn print_ratios() {
             ),
         );
     }
-    let (bare, layered) = (
-        median("small output", "bare service"),
-        median("small output", "through the layer"),
-    );
     println!();
-    println!(
-        "small output (ten paths, under the limit): bare service {:.0} ns, through the layer {:.0} ns, ratio {}",
-        bare.unwrap_or_default() * 1e9,
-        layered.unwrap_or_default() * 1e9,
-        ratio(layered, bare)
-    );
+    for case in SMALL_OUTPUTS {
+        let (bare, layered) = (
+            median(case, "bare service"),
+            median(case, "through the layer"),
+        );
+        println!(
+            "{case} (under the limit): bare service {:.0} ns, through the layer {:.0} ns, ratio {}",
+            bare.unwrap_or_default() * 1e9,
+            layered.unwrap_or_default() * 1e9,
+            ratio(layered, bare)
+        );
+    }
 }
 
 fn main() {

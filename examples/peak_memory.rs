@@ -17,8 +17,8 @@ use serde_json::json;
 use tool_output_cap::{ToolCall, ToolOutput, ToolOutputCapLayer, ToolOutputLimits};
 use tower::{service_fn, Layer, ServiceExt};
 
-/// The peak resident set size of this process so far, in MB.
-fn peak_mb() -> f64 {
+/// The peak resident set size of this process so far, in MiB.
+fn peak_mib() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let kb = status
         .lines()
@@ -38,29 +38,29 @@ fn peak_mb() -> f64 {
 async fn main() {
     let layer = ToolOutputCapLayer::new(ToolOutputLimits::default());
     let listing = corpus::listing_of(50_000_000);
-    let input_mb = listing.len() as f64 / (1024.0 * 1024.0);
+    let input_mib = listing.len() as f64 / (1024.0 * 1024.0);
     let mut output = Some(ToolOutput::new(listing));
     // The tool hands its output over; nothing here copies it.
     let tool = service_fn(move |_: ToolCall| {
         std::future::ready(Ok::<_, Infallible>(output.take().unwrap_or_default()))
     });
-    let before = peak_mb();
+    let before = peak_mib();
     let capped = layer
         .layer(tool)
         .oneshot(ToolCall::new("Glob", json!({ "pattern": "*" })))
         .await
         .unwrap_or_else(|never| match never {});
-    let after = peak_mb();
+    let after = peak_mib();
     let truncation = capped.truncation.expect("50 MB is over 5000 tokens");
     println!("tokenizer: {:?}", layer.tokenizer());
     println!(
-        "capped {input_mb:.1} MB ({} tokens) to {} tokens",
+        "capped {input_mib:.1} MiB ({} tokens) to {} tokens",
         truncation.original_tokens, truncation.max_tokens
     );
-    println!("peak before capping: {before:.1} MB (the tokenizer and the output)");
+    println!("peak before capping: {before:.1} MiB (the tokenizer and the output)");
     println!(
-        "peak after capping:  {after:.1} MB, {:.1} MB more: {:.0}% of the output",
+        "peak after capping:  {after:.1} MiB, {:.1} MiB more: {:.0}% of the output",
         after - before,
-        (after - before) / input_mb * 100.0
+        (after - before) / input_mib * 100.0
     );
 }
