@@ -168,13 +168,10 @@ fn share_turn(
         .collect();
     let share = water_level(&demands, max_tokens).max(ToolOutputLimits::MIN_MAX_TOKENS);
     for ((call, result), demand) in calls.iter().zip(&mut results).zip(demands) {
-        let limit = limits.limit_for(&call.name);
+        // Within its tool's limit, since the demand is.
         let limit = ToolLimit {
-            max_tokens: demand
-                .min(share)
-                .max(ToolOutputLimits::MIN_MAX_TOKENS)
-                .min(limit.max_tokens()),
-            ..limit.clone()
+            max_tokens: demand.min(share),
+            ..limits.limit_for(&call.name).clone()
         };
         match result {
             Ok(output) => cap_output(&call.name, output, &limit, tokenizer),
