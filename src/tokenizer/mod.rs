@@ -118,13 +118,23 @@ pub(crate) fn starts_piece(text: &str, at: usize) -> bool {
             .is_some_and(|c| !c.is_whitespace() && c != '/')
 }
 
+/// The piece starts (see [`starts_piece`]) that follow a newline in `text[from..to]`, in order.
+pub(crate) fn piece_starts(
+    text: &str,
+    from: usize,
+    to: usize,
+) -> impl DoubleEndedIterator<Item = usize> + '_ {
+    text.as_bytes()[from..to]
+        .iter()
+        .enumerate()
+        .filter(|&(_, &byte)| byte == b'\n')
+        .map(move |(at, _)| from + at + 1)
+        .filter(move |&at| starts_piece(text, at))
+}
+
 /// The last piece start of `text`, or 0.
 fn last_piece_start(text: &str) -> usize {
-    text.match_indices('\n')
-        .rev()
-        .map(|(at, _)| at + 1)
-        .find(|&at| starts_piece(text, at))
-        .unwrap_or(0)
+    piece_starts(text, 0, text.len()).next_back().unwrap_or(0)
 }
 
 /// [`Tokenizer::count_edited`] for the built-in backends: counts again only from the last piece

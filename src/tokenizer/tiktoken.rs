@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use tiktoken_rs::{CoreBPE, Rank};
 
 use super::{
-    count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, starts_piece,
-    Encoding, Prefix, SegmentCut, Tokenizer,
+    count_edited_from_last_piece, count_long_run, floor_char_boundary, piece_starts, prefix_over,
+    starts_piece, Encoding, Prefix, SegmentCut, Tokenizer,
 };
 
 /// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
@@ -145,12 +145,8 @@ fn chunks(text: &str) -> impl Iterator<Item = &str> {
         if rest.is_empty() {
             return None;
         }
-        let end = rest.as_bytes()[CHUNK.min(rest.len())..]
-            .iter()
-            .enumerate()
-            .filter(|&(_, &byte)| byte == b'\n')
-            .map(|(at, _)| CHUNK + at + 1)
-            .find(|&at| starts_piece(rest, at))
+        let end = piece_starts(rest, CHUNK.min(rest.len()), rest.len())
+            .next()
             .unwrap_or(rest.len());
         let (chunk, tail) = rest.split_at(end);
         rest = tail;
@@ -162,15 +158,8 @@ fn chunks(text: &str) -> impl Iterator<Item = &str> {
 /// or a place inside the white-space run at the middle.
 fn split_point(text: &str) -> usize {
     let mid = floor_char_boundary(text, text.len() / 2);
-    let before = text[..mid]
-        .match_indices('\n')
-        .rev()
-        .map(|(at, _)| at + 1)
-        .find(|&at| starts_piece(text, at));
-    let after = text[mid..]
-        .match_indices('\n')
-        .map(|(at, _)| mid + at + 1)
-        .find(|&at| starts_piece(text, at));
+    let before = piece_starts(text, 0, mid).next_back();
+    let after = piece_starts(text, mid, text.len()).next();
     let nearest = match (before, after) {
         (Some(b), Some(a)) => Some(if mid - b <= a - mid { b } else { a }),
         (b, a) => b.or(a),
