@@ -142,7 +142,7 @@ pub fn cap(
     if content.len() <= limit.max_tokens {
         return None;
     }
-    Cut::new(content, limit, tokenizer)?.apply(content)
+    Some(Cut::new(content, limit, tokenizer)?.apply(content))
 }
 
 /// Where an output over its limit is cut: it keeps `content[..head.edge]` and
@@ -343,11 +343,6 @@ impl<'a> Cut<'a> {
     /// The capped output.
     fn assemble(&self, content: &str) -> String {
         let mut capped = String::new();
-        self.write(content, &mut capped);
-        capped
-    }
-
-    fn write(&self, content: &str, capped: &mut String) {
         capped.push_str(&content[..self.head.edge]);
         if self.limit.keep == Keep::HeadTail {
             capped.push('\n');
@@ -356,10 +351,11 @@ impl<'a> Cut<'a> {
         }
         capped.push_str(&content[self.tail.edge..]);
         capped.push_str(&self.line);
+        capped
     }
 
     /// Cuts `content` in place and says how.
-    fn apply(self, content: &mut String) -> Option<Truncation> {
+    fn apply(self, content: &mut String) -> Truncation {
         match self.limit.keep {
             Keep::Head => {
                 content.truncate(self.head.edge);
@@ -372,13 +368,13 @@ impl<'a> Cut<'a> {
             Keep::HeadTail => *content = self.assemble(content),
         }
         let kept_tokens = self.head.tokens + self.tail.tokens;
-        Some(Truncation {
+        Truncation {
             original_tokens: self.original_tokens,
             kept_tokens,
             dropped_tokens: self.original_tokens - kept_tokens,
             max_tokens: self.limit.max_tokens,
             keep: self.limit.keep,
-        })
+        }
     }
 }
 

@@ -93,9 +93,6 @@ pub(crate) fn cap_error(
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
 ) {
-    if error.message.len() <= limit.max_tokens() {
-        return;
-    }
     let limit = limit.clone().with_keep(Keep::Tail);
     if let Some(truncation) = cap(&mut error.message, &limit, tokenizer) {
         error.truncation = Some(truncation);

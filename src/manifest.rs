@@ -95,14 +95,15 @@ impl ToolOutputLimits {
     /// Gives `tool` a limit of `max_tokens`, keeping what the default keeps; an error if it is
     /// under [`Self::MIN_MAX_TOKENS`].
     pub fn with_tool(
-        self,
+        mut self,
         tool: impl Into<String>,
         max_tokens: usize,
     ) -> Result<Self, ManifestError> {
         let tool = tool.into();
         check_min(&format!("per_tool.{tool}"), max_tokens)?;
-        let keep = self.default.keep();
-        self.with_tool_limit(tool, ToolLimit::new(max_tokens).with_keep(keep))
+        let limit = ToolLimit::new(max_tokens).with_keep(self.default.keep());
+        self.per_tool.insert(tool, limit);
+        Ok(self)
     }
 
     /// Gives `tool` its own [`ToolLimit`]; an error if it is under [`Self::MIN_MAX_TOKENS`] or
