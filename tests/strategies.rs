@@ -3,84 +3,9 @@
 
 mod common;
 
-use common::{count, listing};
+use common::{check, count, kept_parts, listing, output};
 use proptest::prelude::*;
-use tool_output_cap::{cap, note, Encoding, Keep, ToolLimit, Truncation, CUT_MARKER};
-
-/// The kept head and tail of a capped output, checked against the original: the note is the
-/// last line, the head a prefix, the tail a suffix, and they do not overlap.
-fn kept_parts<'a>(
-    original: &'a str,
-    capped: &'a str,
-    truncation: &Truncation,
-    hint: Option<&str>,
-) -> (&'a str, &'a str) {
-    let line = format!("\n{}", note(truncation.dropped_tokens, hint));
-    let kept = capped
-        .strip_suffix(&line)
-        .unwrap_or_else(|| panic!("the note is not the last line of {capped:?}"));
-    let marker = format!("\n{CUT_MARKER}\n");
-    let (head, tail) = match truncation.keep {
-        Keep::Head => (kept, ""),
-        Keep::Tail => ("", kept),
-        // The marker could stand in the output itself: take the split that fits.
-        Keep::HeadTail => kept
-            .match_indices(&marker)
-            .map(|(at, _)| (&kept[..at], &kept[at + marker.len()..]))
-            .find(|(head, tail)| original.starts_with(head) && original.ends_with(tail))
-            .expect("a head and a tail around the marker"),
-    };
-    assert!(original.starts_with(head), "the head is a prefix");
-    assert!(original.ends_with(tail), "the tail is a suffix");
-    assert!(
-        head.len() + tail.len() <= original.len(),
-        "head and tail overlap"
-    );
-    (head, tail)
-}
-
-fn check(original: &str, limit: &ToolLimit) -> Option<(String, Truncation)> {
-    let tokenizer = Encoding::O200kBase.tokenizer();
-    let mut capped = original.to_owned();
-    let truncation = cap(&mut capped, limit, tokenizer);
-    let Some(truncation) = truncation else {
-        assert!(count(original) <= limit.max_tokens());
-        assert_eq!(capped, original);
-        return None;
-    };
-    let (head, tail) = kept_parts(original, &capped, &truncation, limit.hint());
-    assert_eq!(truncation.keep, limit.keep());
-    assert_eq!(truncation.max_tokens, limit.max_tokens());
-    assert_eq!(truncation.original_tokens, count(original));
-    assert_eq!(truncation.kept_tokens, count(head) + count(tail));
-    assert_eq!(
-        truncation.dropped_tokens,
-        truncation.original_tokens - truncation.kept_tokens
-    );
-    let tokens = count(&capped);
-    assert!(
-        tokens <= limit.max_tokens(),
-        "{tokens} tokens over {}",
-        limit.max_tokens()
-    );
-    Some((capped, truncation))
-}
-
-fn segment() -> impl Strategy<Value = String> {
-    prop_oneof![
-        "[a-z0-9_./-]{1,40}\n",
-        "[ -~]{0,80}",
-        "[ぁ-んァ-ン一-龥、。]{1,30}\n?",
-        prop::collection::vec(prop::sample::select(vec!["🦀", "👩‍👩‍👧‍👦", "🇯🇵", "é"]), 1..20)
-            .prop_map(|emoji| emoji.concat()),
-        (
-            prop::sample::select(vec![" ", "\t", "\n", "\u{3000}"]),
-            1..2000usize
-        )
-            .prop_map(|(space, run)| space.repeat(run)),
-        any::<String>(),
-    ]
-}
+use tool_output_cap::{Keep, ToolLimit, CUT_MARKER};
 
 fn keep() -> impl Strategy<Value = Keep> {
     prop::sample::select(vec![Keep::Head, Keep::Tail, Keep::HeadTail])
@@ -99,7 +24,7 @@ proptest! {
 
     #[test]
     fn every_strategy_keeps_every_promise(
-        segments in prop::collection::vec(segment(), 0..150),
+        text in output(150),
         max_tokens in 32usize..=10_000,
         keep in keep(),
         hint in hint(),
@@ -108,7 +33,7 @@ proptest! {
         if let Some(hint) = hint {
             limit = limit.with_hint(hint);
         }
-        check(&segments.concat(), &limit);
+        check(&text, &limit);
     }
 
     /// A path here is about 11 tokens: from 400 tokens up, every part's eighth holds one.

@@ -3,7 +3,10 @@
 
 pub mod corpus;
 
-use tool_output_cap::{note, Encoding, Tokenizer, ToolOutput, Truncation};
+use proptest::prelude::*;
+use tool_output_cap::{
+    cap, note, Encoding, Keep, Tokenizer, ToolLimit, ToolOutput, Truncation, CUT_MARKER,
+};
 
 /// Tokens of `text` in o200k_base, counted by the crate's tiktoken-rs backend.
 pub fn count(text: &str) -> usize {
@@ -17,32 +20,106 @@ pub fn listing(paths: usize) -> String {
         .collect()
 }
 
-/// Checks every promise of a truncated output against the original content and returns the
-/// truncation: kept prefix on a char boundary, the note as the last line, exact figures, and
-/// the whole within `max_tokens`.
+/// Checks every promise of an output the layer truncated to `max_tokens`, keeping the head,
+/// and returns the truncation.
 pub fn assert_capped(original: &str, output: &ToolOutput, max_tokens: usize) -> Truncation {
     let truncation = output.truncation.expect("the output was truncated");
-    let (kept, note_line) = output
-        .content
-        .rsplit_once('\n')
-        .expect("the note is on a line of its own");
-    assert!(
-        original.starts_with(kept),
-        "kept text is a prefix of the original"
+    assert_truncated(
+        original,
+        &output.content,
+        &truncation,
+        &ToolLimit::new(max_tokens),
     );
-    assert!(original.is_char_boundary(kept.len()));
-    assert_eq!(note_line, note(truncation.dropped_tokens, None));
+    truncation
+}
+
+/// Caps `original` to `limit` with the default engine and checks every promise: untouched if
+/// within the limit, else [`assert_truncated`].
+pub fn check(original: &str, limit: &ToolLimit) -> Option<(String, Truncation)> {
+    let mut capped = original.to_owned();
+    let Some(truncation) = cap(&mut capped, limit, Encoding::O200kBase.tokenizer()) else {
+        assert!(count(original) <= limit.max_tokens());
+        assert_eq!(capped, original);
+        return None;
+    };
+    assert_truncated(original, &capped, &truncation, limit);
+    Some((capped, truncation))
+}
+
+/// Checks `capped`, `original` cut to `limit`: the note is the last line, the kept parts are
+/// where the strategy keeps them, the figures are exact, and the whole is within the limit.
+pub fn assert_truncated(original: &str, capped: &str, truncation: &Truncation, limit: &ToolLimit) {
+    let (head, tail) = kept_parts(original, capped, truncation, limit.hint());
+    assert_eq!(truncation.keep, limit.keep());
+    assert_eq!(truncation.max_tokens, limit.max_tokens());
     assert_eq!(truncation.original_tokens, count(original));
-    assert_eq!(truncation.kept_tokens, count(kept));
+    assert_eq!(truncation.kept_tokens, count(head) + count(tail));
     assert_eq!(
         truncation.dropped_tokens,
         truncation.original_tokens - truncation.kept_tokens
     );
-    assert_eq!(truncation.max_tokens, max_tokens);
+    let tokens = count(capped);
     assert!(
-        count(&output.content) <= max_tokens,
-        "{} tokens with the note, over {max_tokens}",
-        count(&output.content)
+        tokens <= limit.max_tokens(),
+        "{tokens} tokens with the note, over {}",
+        limit.max_tokens()
     );
-    truncation
+}
+
+/// The kept head and tail of a capped output, checked against the original: the note is the
+/// last line, the head a prefix, the tail a suffix, and they do not overlap.
+pub fn kept_parts<'a>(
+    original: &'a str,
+    capped: &'a str,
+    truncation: &Truncation,
+    hint: Option<&str>,
+) -> (&'a str, &'a str) {
+    let line = format!("\n{}", note(truncation.dropped_tokens, hint));
+    let kept = capped
+        .strip_suffix(&line)
+        .unwrap_or_else(|| panic!("the note is not the last line of {capped:?}"));
+    let marker = format!("\n{CUT_MARKER}\n");
+    let (head, tail) = match truncation.keep {
+        Keep::Head => (kept, ""),
+        Keep::Tail => ("", kept),
+        // The marker could stand in the output itself: take the split that fits.
+        Keep::HeadTail => kept
+            .match_indices(&marker)
+            .map(|(at, _)| (&kept[..at], &kept[at + marker.len()..]))
+            .find(|(head, tail)| original.starts_with(head) && original.ends_with(tail))
+            .expect("a head and a tail around the marker"),
+    };
+    assert!(original.starts_with(head), "the head is a prefix");
+    assert!(original.ends_with(tail), "the tail is a suffix");
+    assert!(
+        head.len() + tail.len() <= original.len(),
+        "head and tail overlap"
+    );
+    (head, tail)
+}
+
+/// One stretch of a generated tool output: paths, ASCII, Japanese, emoji, white-space runs, or
+/// any Unicode.
+pub fn segment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "[a-z0-9_./-]{1,40}\n",
+        "[ -~]{0,80}",
+        "[ぁ-んァ-ン一-龥、。]{1,30}\n?",
+        prop::collection::vec(
+            prop::sample::select(vec!["🦀", "🎉", "👩‍👩‍👧‍👦", "🇯🇵", "é", "ß"]),
+            1..20
+        )
+        .prop_map(|emoji| emoji.concat()),
+        (
+            prop::sample::select(vec![" ", "\t", "\n", "\u{3000}", "\r\n"]),
+            1..3000usize
+        )
+            .prop_map(|(space, run)| space.repeat(run)),
+        any::<String>(),
+    ]
+}
+
+/// A generated tool output of up to `segments` stretches.
+pub fn output(segments: usize) -> impl Strategy<Value = String> {
+    prop::collection::vec(segment(), 0..segments).prop_map(|segments| segments.concat())
 }
