@@ -13,15 +13,23 @@ fn manifest(text: &str) -> Manifest {
     Manifest::from_toml_str(text).unwrap()
 }
 
-fn glob(
+/// Returns `arguments.text` as its output, or as its error when `arguments.fail` is set.
+fn echo(
 ) -> impl tower::Service<ToolCall, Response = ToolOutput, Error = ToolError, Future = impl Send>
        + Clone
        + Send
        + Sync
        + 'static {
     service_fn(|call: ToolCall| async move {
-        let paths = call.arguments["paths"].as_u64().unwrap_or(10) as usize;
-        Ok(ToolOutput::new(listing(paths)))
+        let text = call.arguments["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        if call.arguments["fail"].as_bool() == Some(true) {
+            Err(ToolError::new(text))
+        } else {
+            Ok(ToolOutput::new(text))
+        }
     })
 }
 
@@ -29,21 +37,21 @@ fn glob(
 async fn results_enter_the_history_capped_in_call_order() {
     let manifest = manifest("[worker.tool_output.per_tool]\nGlob = 300\n");
     let mut worker = Worker::builder(&manifest.worker)
-        .tool("Glob", glob())
-        .tool(
-            "Fail",
-            service_fn(|_: ToolCall| async {
-                Err::<ToolOutput, _>(ToolError::new("disk on fire"))
-            }),
-        )
+        .tool("Glob", echo())
+        .tool("Fail", echo())
         .build();
 
-    let small = ToolCall::new("Glob", json!({ "paths": 3 }));
-    let large = ToolCall::new("Glob", json!({ "paths": 5000 }));
+    let small = ToolCall::new("Glob", json!({ "text": listing(3) }));
+    let large = ToolCall::new("Glob", json!({ "text": listing(5000) }));
     let entry = worker.call(small.clone()).await;
     assert_eq!(entry.result, Ok(ToolOutput::new(listing(3))));
     worker.call(large.clone()).await;
-    worker.call(ToolCall::new("Fail", json!({}))).await;
+    worker
+        .call(ToolCall::new(
+            "Fail",
+            json!({ "text": "disk on fire", "fail": true }),
+        ))
+        .await;
 
     let history = worker.history();
     assert_eq!(history.len(), 3);
@@ -56,7 +64,7 @@ async fn results_enter_the_history_capped_in_call_order() {
 #[tokio::test]
 async fn a_call_of_an_unregistered_tool_is_a_recorded_error() {
     let mut worker = Worker::builder(&Manifest::default().worker)
-        .tool("Glob", glob())
+        .tool("Glob", echo())
         .build();
     let entry = worker
         .call(ToolCall::new("Bash", json!({ "cmd": "ls" })))
@@ -96,33 +104,13 @@ fn a_limit_for_an_unregistered_tool_is_a_warning_naming_it() {
     let manifest = manifest("[worker.tool_output.per_tool]\nGlob = 300\nGrpe = 3000\n");
     tracing::subscriber::with_default(subscriber, || {
         Worker::builder(&manifest.worker)
-            .tool("Glob", glob())
+            .tool("Glob", echo())
             .build();
     });
     let logs = String::from_utf8(logs.0.lock().unwrap().clone()).unwrap();
     let warnings: Vec<&str> = logs.lines().filter(|line| line.contains("WARN")).collect();
     assert_eq!(warnings.len(), 1, "{logs}");
     assert!(warnings[0].contains("Grpe"), "{logs}");
-}
-
-/// Returns `arguments.text` as its output, or as its error when `arguments.fail` is set.
-fn echo(
-) -> impl tower::Service<ToolCall, Response = ToolOutput, Error = ToolError, Future = impl Send>
-       + Clone
-       + Send
-       + Sync
-       + 'static {
-    service_fn(|call: ToolCall| async move {
-        let text = call.arguments["text"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned();
-        if call.arguments["fail"].as_bool() == Some(true) {
-            Err(ToolError::new(text))
-        } else {
-            Ok(ToolOutput::new(text))
-        }
-    })
 }
 
 fn text_of(result: &Result<ToolOutput, ToolError>) -> &str {
