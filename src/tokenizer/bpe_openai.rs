@@ -87,6 +87,7 @@ impl Tokenizer for BpeOpenai {
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
         prefix_over(
             self,
+            self.encoding,
             text,
             max_tokens,
             self.tokenizer
@@ -98,7 +99,9 @@ impl Tokenizer for BpeOpenai {
     }
 
     fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
-        count_edited_from_last_piece(text, text_tokens, keep, tail, |text| self.count(text))
+        count_edited_from_last_piece(self.encoding, text, text_tokens, keep, tail, |text| {
+            self.count(text)
+        })
     }
 }
 

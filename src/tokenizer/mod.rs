@@ -102,51 +102,79 @@ impl std::ops::Deref for TokenizerRef {
     }
 }
 
-/// Whether the o200k_base and cl100k_base pre-tokenizers start a piece at byte `at` of `text`
-/// whatever comes before the newline or after the character: right after a newline, before a
-/// character that is neither white space nor `/`.
-///
-/// Every pattern that can take a newline stops at such a character, and no pattern can take a
-/// newline and then carry on into one. So the tokens of `text` are the tokens of `text[..at]`
-/// followed by the tokens of `text[at..]`, and that stays true when `text` is cut after `at`.
-pub(crate) fn starts_piece(text: &str, at: usize) -> bool {
-    at > 0
-        && text.as_bytes().get(at - 1) == Some(&b'\n')
-        && text
-            .get(at..)
-            .and_then(|rest| rest.chars().next())
-            .is_some_and(|c| !c.is_whitespace() && c != '/')
+impl Encoding {
+    /// Whether this vocabulary's pre-tokenizer starts a piece at byte `at` of `text`, whatever
+    /// comes after the character there: right after a newline, before a character that is not
+    /// white space.
+    ///
+    /// Every pattern that can take a newline stops at such a character, but one: the punctuation
+    /// pattern of `o200k_base`, ` ?[^\s\p{L}\p{N}]+[\r\n/]*`, carries a newline on into slashes,
+    /// so a `/` after a newline starts a piece there only when the line breaks follow a letter, a
+    /// number, white space or nothing (`a\n/b` splits, `a.\n/b` does not). In `cl100k_base` that
+    /// pattern ends in `[\r\n]*`, so a `/` always does. So the tokens of `text` are the tokens of
+    /// `text[..at]` followed by the tokens of `text[at..]`, and that stays true when `text` is
+    /// cut after `at`.
+    pub(crate) fn starts_piece(self, text: &str, at: usize) -> bool {
+        if at == 0 || text.as_bytes().get(at - 1) != Some(&b'\n') {
+            return false;
+        }
+        match text[at..].chars().next() {
+            Some('/') if self == Encoding::O200kBase => text[..at]
+                .trim_end_matches(['\r', '\n'])
+                .chars()
+                .next_back()
+                .is_none_or(is_letter_number_or_space),
+            Some(c) => !c.is_whitespace(),
+            None => false,
+        }
+    }
+
+    /// The piece starts (see [`starts_piece`](Self::starts_piece)) that follow a newline in
+    /// `text[from..to]`, in order.
+    pub(crate) fn piece_starts(
+        self,
+        text: &str,
+        from: usize,
+        to: usize,
+    ) -> impl DoubleEndedIterator<Item = usize> + '_ {
+        text.as_bytes()[from..to]
+            .iter()
+            .enumerate()
+            .filter(|&(_, &byte)| byte == b'\n')
+            .map(move |(at, _)| from + at + 1)
+            .filter(move |&at| self.starts_piece(text, at))
+    }
+
+    /// The last piece start of `text`, or 0.
+    fn last_piece_start(self, text: &str) -> usize {
+        self.piece_starts(text, 0, text.len())
+            .next_back()
+            .unwrap_or(0)
+    }
 }
 
-/// The piece starts (see [`starts_piece`]) that follow a newline in `text[from..to]`, in order.
-pub(crate) fn piece_starts(
-    text: &str,
-    from: usize,
-    to: usize,
-) -> impl DoubleEndedIterator<Item = usize> + '_ {
-    text.as_bytes()[from..to]
-        .iter()
-        .enumerate()
-        .filter(|&(_, &byte)| byte == b'\n')
-        .map(move |(at, _)| from + at + 1)
-        .filter(move |&at| starts_piece(text, at))
-}
-
-/// The last piece start of `text`, or 0.
-fn last_piece_start(text: &str) -> usize {
-    piece_starts(text, 0, text.len()).next_back().unwrap_or(0)
+/// Whether `c` is in `\p{L}`, `\p{N}` or `\s`, the classes that no punctuation piece holds.
+fn is_letter_number_or_space(c: char) -> bool {
+    static CLASS: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(r"^[\p{L}\p{N}\s]$").expect("a valid pattern")
+    });
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c.is_ascii_whitespace();
+    }
+    CLASS.is_match(c.encode_utf8(&mut [0; 4]))
 }
 
 /// [`Tokenizer::count_edited`] for the built-in backends: counts again only from the last piece
 /// start before `keep`, which splits the edited text as it splits `text`.
 fn count_edited_from_last_piece(
+    encoding: Encoding,
     text: &str,
     text_tokens: usize,
     keep: usize,
     tail: &str,
     count: impl Fn(&str) -> usize,
 ) -> usize {
-    let start = last_piece_start(&text[..keep]);
+    let start = encoding.last_piece_start(&text[..keep]);
     // `count(&text[start..]) <= text_tokens` holds for an exact `text_tokens`; saturate all the
     // same.
     text_tokens.saturating_sub(count(&text[start..])) + count(&[&text[start..keep], tail].concat())
@@ -171,6 +199,7 @@ struct SegmentCut {
 /// cut), but never anything before a piece start.
 fn prefix_over<'a, T>(
     tokenizer: &impl Tokenizer,
+    encoding: Encoding,
     text: &'a str,
     max_tokens: usize,
     segments: impl Iterator<Item = (&'a str, T)>,
@@ -183,7 +212,7 @@ fn prefix_over<'a, T>(
     let mut kept = None;
     for (segment, tokens) in segments {
         let segment_tokens = len(&tokens);
-        if starts_piece(text, offset) {
+        if encoding.starts_piece(text, offset) {
             last_piece_start = (offset, total_tokens);
         }
         if total_tokens + segment_tokens > max_tokens {
@@ -307,32 +336,83 @@ mod tests {
         assert_eq!(count_long_run("", count), None);
     }
 
+    /// Whether every piece start of `text` in `encoding` splits its encoding in two.
+    fn check_piece_starts(encoding: Encoding, text: &str) -> Result<usize, String> {
+        let whole = encode(encoding, text);
+        let mut starts = 0;
+        for at in encoding.piece_starts(text, 0, text.len()) {
+            let mut joined = encode(encoding, &text[..at]);
+            joined.extend(encode(encoding, &text[at..]));
+            if joined != whole {
+                return Err(format!(
+                    "{encoding} splits {text:?} at {at}, the encoding does not"
+                ));
+            }
+            starts += 1;
+        }
+        Ok(starts)
+    }
+
     #[test]
     fn piece_starts_split_the_encoding() {
         let text = "a.\nb \n\n  c;\n.d\nä\n/e\n\t\nf";
-        let starts: Vec<usize> = (0..=text.len())
-            .filter(|&at| starts_piece(text, at))
-            .collect();
-        assert_eq!(starts.len(), 4, "{starts:?}");
-        for at in starts {
-            let mut joined = encode(Encoding::O200kBase, &text[..at]);
-            joined.extend(encode(Encoding::O200kBase, &text[at..]));
-            assert_eq!(joined, encode(Encoding::O200kBase, text), "split at {at}");
+        assert_eq!(check_piece_starts(Encoding::O200kBase, text), Ok(5));
+        assert_eq!(check_piece_starts(Encoding::Cl100kBase, text), Ok(5));
+    }
+
+    #[test]
+    fn a_slash_after_a_newline_starts_a_piece_unless_o200k_carries_punctuation_into_it() {
+        let starts = |encoding: Encoding, text: &str| {
+            encoding.starts_piece(text, text.rfind('/').expect("a slash"))
+        };
+        for (text, o200k) in [
+            ("a\n/b", true),
+            ("7\r\n/b", true),
+            ("a \n/b", true),
+            ("日\n/b", true),
+            ("\n/b", true),
+            ("a.\n/b", false),
+            ("dir/\n/b", false),
+            ("a;\r\n\n/b", false),
+            ("a\n/\n/b", false),
+            ("e\u{301}\n/b", false),
+        ] {
+            assert_eq!(starts(Encoding::O200kBase, text), o200k, "{text:?}");
+            assert!(starts(Encoding::Cl100kBase, text), "{text:?}");
+            for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                assert!(check_piece_starts(encoding, text).is_ok(), "{text:?}");
+            }
         }
-        assert!(!starts_piece(text, text.find("/e").unwrap()));
+        // The exclusion is needed: o200k encodes ".\n/" as one piece, cl100k does not.
+        let split = |encoding: Encoding| {
+            [encode(encoding, "a.\n"), encode(encoding, "/b")].concat()
+                == encode(encoding, "a.\n/b")
+        };
+        assert!(!split(Encoding::O200kBase));
+        assert!(split(Encoding::Cl100kBase));
+    }
+
+    #[test]
+    fn an_absolute_listing_has_a_piece_start_on_every_line() {
+        let listing = "/usr/lib/x86_64-linux-gnu/libc.so.6\n/usr/share/doc/README\n".repeat(100);
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            assert_eq!(check_piece_starts(encoding, &listing), Ok(199));
+        }
     }
 
     proptest::proptest! {
         #[test]
         fn every_piece_start_splits_the_encoding(
             text in "([a-zA-Z0-9]{0,3}[ \t\n\r/.;\u{3000}é日🦀]{0,3}){0,30}",
+            lines in proptest::collection::vec(
+                "(/|C:\\\\|[a-z])[a-z0-9/._-]{0,12}([a-z]|[0-9]|[.;)}/ :\u{301}]|\u{3000})?(\n|\r\n|\n\n)",
+                0..12,
+            ),
         ) {
-            for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
-                let whole = encode(encoding, &text);
-                for at in (1..text.len()).filter(|&at| starts_piece(&text, at)) {
-                    let mut joined = encode(encoding, &text[..at]);
-                    joined.extend(encode(encoding, &text[at..]));
-                    proptest::prop_assert_eq!(&joined, &whole, "{} at {}", encoding, at);
+            for text in [text, lines.concat()] {
+                for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                    let checked = check_piece_starts(encoding, &text);
+                    proptest::prop_assert!(checked.is_ok(), "{}", checked.unwrap_err());
                 }
             }
         }

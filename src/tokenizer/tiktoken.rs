@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use tiktoken_rs::{CoreBPE, Rank};
 
 use super::{
-    count_edited_from_last_piece, count_long_run, floor_char_boundary, piece_starts, prefix_over,
-    starts_piece, Encoding, Prefix, SegmentCut, Tokenizer,
+    count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, Encoding,
+    Prefix, SegmentCut, Tokenizer,
 };
 
 /// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
@@ -76,7 +76,7 @@ impl Tiktoken {
         match self.bpe.encode(chunk, &HashSet::new()) {
             Ok((tokens, _)) => tokens,
             Err(_) => {
-                let mid = split_point(chunk);
+                let mid = split_point(self.encoding, chunk);
                 let mut tokens = self.encode_chunk(&chunk[..mid]);
                 tokens.extend(self.encode_chunk(&chunk[mid..]));
                 tokens
@@ -95,7 +95,7 @@ impl Tiktoken {
     fn cut_chunk(&self, text: &str, offset: usize, tokens: &[Rank], room: usize) -> SegmentCut {
         let (mut end, mut piece_start) = (offset, None);
         for (i, &token) in tokens[..room].iter().enumerate() {
-            if i > 0 && starts_piece(text, end) {
+            if i > 0 && self.encoding.starts_piece(text, end) {
                 piece_start = Some((end, i));
             }
             end += self.token_len(token);
@@ -115,7 +115,7 @@ impl fmt::Debug for Tiktoken {
 impl Tokenizer for Tiktoken {
     fn count(&self, text: &str) -> usize {
         count_long_run(text, |run| self.count(run)).unwrap_or_else(|| {
-            chunks(text)
+            chunks(self.encoding, text)
                 .map(|chunk| self.encode_chunk(chunk).len())
                 .sum()
         })
@@ -124,28 +124,32 @@ impl Tokenizer for Tiktoken {
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
         prefix_over(
             self,
+            self.encoding,
             text,
             max_tokens,
-            chunks(text).map(|chunk| (chunk, self.encode_chunk(chunk))),
+            chunks(self.encoding, text).map(|chunk| (chunk, self.encode_chunk(chunk))),
             Vec::len,
             |offset, _, tokens, room| self.cut_chunk(text, offset, &tokens, room),
         )
     }
 
     fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
-        count_edited_from_last_piece(text, text_tokens, keep, tail, |text| self.count(text))
+        count_edited_from_last_piece(self.encoding, text, text_tokens, keep, tail, |text| {
+            self.count(text)
+        })
     }
 }
 
 /// `text` in consecutive chunks of at least [`CHUNK`] bytes (but the last), each ending where
 /// the next piece starts.
-fn chunks(text: &str) -> impl Iterator<Item = &str> {
+fn chunks(encoding: Encoding, text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
-        let end = piece_starts(rest, CHUNK.min(rest.len()), rest.len())
+        let end = encoding
+            .piece_starts(rest, CHUNK.min(rest.len()), rest.len())
             .next()
             .unwrap_or(rest.len());
         let (chunk, tail) = rest.split_at(end);
@@ -156,10 +160,10 @@ fn chunks(text: &str) -> impl Iterator<Item = &str> {
 
 /// A place to split a text tiktoken-rs cannot encode whole: the piece start nearest the middle,
 /// or a place inside the white-space run at the middle.
-fn split_point(text: &str) -> usize {
+fn split_point(encoding: Encoding, text: &str) -> usize {
     let mid = floor_char_boundary(text, text.len() / 2);
-    let before = piece_starts(text, 0, mid).next_back();
-    let after = piece_starts(text, mid, text.len()).next();
+    let before = encoding.piece_starts(text, 0, mid).next_back();
+    let after = encoding.piece_starts(text, mid, text.len()).next();
     let nearest = match (before, after) {
         (Some(b), Some(a)) => Some(if mid - b <= a - mid { b } else { a }),
         (b, a) => b.or(a),
@@ -232,13 +236,13 @@ mod tests {
     #[test]
     fn chunks_cover_the_text_and_end_at_piece_starts() {
         let text = "alpha/beta.rs\n  gamma\n".repeat(10_000);
-        let chunks: Vec<&str> = chunks(&text).collect();
+        let chunks: Vec<&str> = chunks(Encoding::O200kBase, &text).collect();
         assert!(chunks.len() > 2);
         assert_eq!(chunks.concat(), text);
         let mut at = 0;
         for chunk in &chunks[..chunks.len() - 1] {
             at += chunk.len();
-            assert!(chunk.len() >= CHUNK && starts_piece(&text, at));
+            assert!(chunk.len() >= CHUNK && Encoding::O200kBase.starts_piece(&text, at));
         }
     }
 
