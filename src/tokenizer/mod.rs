@@ -103,34 +103,55 @@ impl std::ops::Deref for TokenizerRef {
 }
 
 impl Encoding {
-    /// Whether this vocabulary's pre-tokenizer starts a piece at byte `at` of `text`, whatever
-    /// comes after the character there: right after a newline, before a character that is not
-    /// white space.
+    /// The piece start that the line break ending at byte `at` of `text` gives, if any: one
+    /// that holds whatever comes after the character there, so that the tokens of `text` are the
+    /// tokens of `text[..start]` followed by those of `text[start..]`, and stay so when `text` is
+    /// cut after `start`.
     ///
-    /// Every pattern that can take a newline stops at such a character, but one: the punctuation
-    /// pattern of `o200k_base`, ` ?[^\s\p{L}\p{N}]+[\r\n/]*`, carries a newline on into slashes,
-    /// so a `/` after a newline starts a piece there only when the line breaks follow a letter, a
-    /// number, white space or nothing (`a\n/b` splits, `a.\n/b` does not). In `cl100k_base` that
-    /// pattern ends in `[\r\n]*`, so a `/` always does. So the tokens of `text` are the tokens of
-    /// `text[..at]` followed by the tokens of `text[at..]`, and that stays true when `text` is
-    /// cut after `at`.
-    pub(crate) fn starts_piece(self, text: &str, at: usize) -> bool {
-        if at == 0 || text.as_bytes().get(at - 1) != Some(&b'\n') {
-            return false;
+    /// Every pattern of these pre-tokenizers that can take a newline stops at a character that
+    /// is not white space, so that character starts a piece, but for one case. The punctuation
+    /// pattern of `o200k_base`, ` ?[^\s\p{L}\p{N}]+[\r\n/]*`, carries the line breaks that
+    /// follow punctuation on into slashes: there the piece starts after the slashes (`a;\n/usr`
+    /// splits before `usr`, `a\n/usr` before `/usr`). In `cl100k_base` that pattern ends in
+    /// `[\r\n]*`, so a `/` starts a piece like any other character.
+    fn piece_start_after_newline(self, text: &str, at: usize) -> Option<usize> {
+        let c = text[at..].chars().next()?;
+        if c.is_whitespace() {
+            return None;
         }
-        match text[at..].chars().next() {
-            Some('/') if self == Encoding::O200kBase => text[..at]
-                .trim_end_matches(['\r', '\n'])
-                .chars()
-                .next_back()
-                .is_none_or(is_letter_number_or_space),
-            Some(c) => !c.is_whitespace(),
-            None => false,
+        if c != '/' || self == Encoding::Cl100kBase {
+            return Some(at);
         }
+        let before = text[..at]
+            .trim_end_matches(['\r', '\n'])
+            .chars()
+            .next_back();
+        if before.is_none_or(is_letter_number_or_space) {
+            return Some(at);
+        }
+        // Only ASCII punctuation is surely in a punctuation piece here: a combining mark may
+        // end a word instead.
+        let slashes_end = at + text[at..].len() - text[at..].trim_start_matches('/').len();
+        let next = text[slashes_end..].chars().next()?;
+        (before.is_some_and(|c| c.is_ascii_punctuation()) && !matches!(next, '\r' | '\n'))
+            .then_some(slashes_end)
     }
 
-    /// The piece starts (see [`starts_piece`](Self::starts_piece)) that follow a newline in
-    /// `text[from..to]`, in order.
+    /// Whether a piece starts at byte `at` of `text` (see
+    /// [`piece_start_after_newline`](Self::piece_start_after_newline)).
+    pub(crate) fn starts_piece(self, text: &str, at: usize) -> bool {
+        let newline_end = match text.as_bytes().get(at.wrapping_sub(1)) {
+            Some(b'\n') => at,
+            Some(b'/') if self == Encoding::O200kBase => text[..at].trim_end_matches('/').len(),
+            _ => return false,
+        };
+        newline_end > 0
+            && text.as_bytes()[newline_end - 1] == b'\n'
+            && self.piece_start_after_newline(text, newline_end) == Some(at)
+    }
+
+    /// The piece starts (see [`starts_piece`](Self::starts_piece)) that the line breaks in
+    /// `text[from..to]` give, in order.
     pub(crate) fn piece_starts(
         self,
         text: &str,
@@ -141,8 +162,8 @@ impl Encoding {
             .iter()
             .enumerate()
             .filter(|&(_, &byte)| byte == b'\n')
-            .map(move |(at, _)| from + at + 1)
-            .filter(move |&at| self.starts_piece(text, at))
+            .filter_map(move |(at, _)| self.piece_start_after_newline(text, from + at + 1))
+            .filter(move |&start| start <= to)
     }
 
     /// The last piece start of `text`, or 0.
@@ -362,23 +383,35 @@ mod tests {
 
     #[test]
     fn a_slash_after_a_newline_starts_a_piece_unless_o200k_carries_punctuation_into_it() {
-        let starts = |encoding: Encoding, text: &str| {
-            encoding.starts_piece(text, text.rfind('/').expect("a slash"))
+        let starts = |encoding: Encoding, text: &str| -> Vec<String> {
+            let starts: Vec<usize> = (0..=text.len())
+                .filter(|&at| encoding.starts_piece(text, at))
+                .collect();
+            let listed: Vec<usize> = encoding.piece_starts(text, 0, text.len()).collect();
+            assert_eq!(starts, listed, "{text:?}");
+            starts.iter().map(|&at| text[at..].to_owned()).collect()
         };
-        for (text, o200k) in [
-            ("a\n/b", true),
-            ("7\r\n/b", true),
-            ("a \n/b", true),
-            ("日\n/b", true),
-            ("\n/b", true),
-            ("a.\n/b", false),
-            ("dir/\n/b", false),
-            ("a;\r\n\n/b", false),
-            ("a\n/\n/b", false),
-            ("e\u{301}\n/b", false),
-        ] {
+        let cases: [(&str, &[&str]); 12] = [
+            ("a\n/b", &["/b"]),
+            ("7\r\n/b", &["/b"]),
+            ("a \n/b", &["/b"]),
+            ("日\n/b", &["/b"]),
+            ("\n/b", &["/b"]),
+            ("a.\n/b", &["b"]),
+            ("dir/\n//b", &["b"]),
+            ("a;\r\n\n/ b", &[" b"]),
+            ("x\n/\n/b", &["/\n/b", "b"]),
+            ("x.\n/\n/", &[]),
+            ("e\u{301}\n/b", &[]),
+            ("\u{b7}\n/b", &[]),
+        ];
+        for (text, o200k) in cases {
+            let cl100k: Vec<String> = text
+                .match_indices("\n/")
+                .map(|(at, _)| text[at + 1..].to_owned())
+                .collect();
             assert_eq!(starts(Encoding::O200kBase, text), o200k, "{text:?}");
-            assert!(starts(Encoding::Cl100kBase, text), "{text:?}");
+            assert_eq!(starts(Encoding::Cl100kBase, text), cl100k, "{text:?}");
             for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
                 assert!(check_piece_starts(encoding, text).is_ok(), "{text:?}");
             }
