@@ -197,9 +197,14 @@ fn too_small(max_tokens: impl fmt::Display) -> String {
 impl Manifest {
     /// Parses a manifest from TOML text.
     pub fn from_toml_str(text: &str) -> Result<Manifest, ManifestError> {
-        let raw: RawManifest = toml::from_str(text).map_err(|e| ManifestError {
-            message: e.message().to_owned(),
-            ..ManifestError::at(text, e.span().map_or(0, |span| span.start))
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            let (key, message) =
+                not_a_table(e.message()).unwrap_or_else(|| (None, e.message().to_owned()));
+            ManifestError {
+                key,
+                message,
+                ..ManifestError::at(text, e.span().map_or(0, |span| span.start))
+            }
         })?;
         let tool_output = raw
             .worker
@@ -234,20 +239,65 @@ struct RawManifest {
     worker: Option<RawWorker>,
 }
 
+// What serde expects of a table is said as `a table at `key``, which `not_a_table` reads back.
 #[derive(Deserialize)]
+#[serde(expecting = "a table at `worker`")]
 struct RawWorker {
     tool_output: Option<RawLimits>,
 }
 
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, expecting = "a table at `worker.tool_output`")]
 struct RawLimits {
     default_max_tokens: Option<Spanned<toml::Value>>,
     default_keep: Option<Spanned<toml::Value>>,
     encoding: Option<Spanned<toml::Value>>,
     max_tokens_per_turn: Option<Spanned<toml::Value>>,
     #[serde(default)]
-    per_tool: BTreeMap<String, Spanned<toml::Value>>,
+    per_tool: PerTool,
+}
+
+/// `[worker.tool_output.per_tool]`: each tool's value with its place in the text.
+#[derive(Default)]
+struct PerTool(BTreeMap<String, Spanned<toml::Value>>);
+
+impl<'de> Deserialize<'de> for PerTool {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = PerTool;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a table at `worker.tool_output.per_tool`")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<PerTool, A::Error> {
+                let mut per_tool = BTreeMap::new();
+                while let Some((tool, limit)) = map.next_entry()? {
+                    per_tool.insert(tool, limit);
+                }
+                Ok(PerTool(per_tool))
+            }
+        }
+        deserializer.deserialize_map(Visitor)
+    }
+}
+
+/// The key and the message of serde's "invalid type: integer `5`, expected a table at `key`".
+fn not_a_table(message: &str) -> Option<(Option<String>, String)> {
+    let (found, key) = message
+        .strip_prefix("invalid type: ")?
+        .split_once(", expected a table at `")?;
+    let key = key.strip_suffix('`')?;
+    let found = match found {
+        "sequence" => "array".to_owned(),
+        found => found.replace('`', ""),
+    };
+    Some((
+        Some(key.to_owned()),
+        format!("must be a table, found {found}"),
+    ))
 }
 
 impl RawLimits {
@@ -266,7 +316,7 @@ impl RawLimits {
         if let Some(max) = &self.max_tokens_per_turn {
             limits.max_tokens_per_turn = Some(value("max_tokens_per_turn", max).max_tokens()?);
         }
-        for (tool, limit) in &self.per_tool {
+        for (tool, limit) in &self.per_tool.0 {
             let limit = value(&format!("per_tool.{tool}"), limit).tool_limit(&limits.default)?;
             limits.per_tool.insert(tool.clone(), limit);
         }

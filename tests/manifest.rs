@@ -140,11 +140,78 @@ fn an_unknown_encoding_is_an_error() {
 }
 
 #[test]
-fn a_section_of_the_wrong_type_is_an_error() {
-    let err = error("[worker]\ntool_output = 5000\n");
-    assert_eq!(err.line(), Some(2));
-    let err = error("[worker.tool_output]\nper_tool = 3\n");
-    assert_eq!(err.line(), Some(2));
+fn a_value_of_the_wrong_type_names_its_key_in_the_users_words() {
+    let cases = [
+        (
+            "worker = 5",
+            1,
+            "worker",
+            "must be a table, found integer 5",
+        ),
+        (
+            "worker = \"x\"",
+            1,
+            "worker",
+            "must be a table, found string \"x\"",
+        ),
+        (
+            "[worker]\ntool_output = 7",
+            2,
+            "worker.tool_output",
+            "must be a table, found integer 7",
+        ),
+        (
+            "[worker.tool_output]\nper_tool = 5",
+            2,
+            "worker.tool_output.per_tool",
+            "must be a table, found integer 5",
+        ),
+        (
+            "[worker.tool_output]\nper_tool = [1]",
+            2,
+            "worker.tool_output.per_tool",
+            "must be a table, found array",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nRead = []",
+            2,
+            "worker.tool_output.per_tool.Read",
+            "must be a whole number of tokens, found array []",
+        ),
+        (
+            "[worker.tool_output]\ndefault_keep = 5",
+            2,
+            "worker.tool_output.default_keep",
+            "must be \"head\", \"tail\" or \"head_tail\", found 5",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nBash = { keep = 5 }",
+            2,
+            "worker.tool_output.per_tool.Bash.keep",
+            "must be \"head\", \"tail\" or \"head_tail\", found 5",
+        ),
+        (
+            "[worker.tool_output.per_tool]\nGlob = { hint = 5 }",
+            2,
+            "worker.tool_output.per_tool.Glob.hint",
+            "must be a string, found integer 5",
+        ),
+        (
+            "[worker.tool_output]\nencoding = 5",
+            2,
+            "worker.tool_output.encoding",
+            "must be \"o200k_base\" or \"cl100k_base\", found 5",
+        ),
+    ];
+    for (text, line, key, message) in cases {
+        let err = error(text);
+        assert_eq!(
+            (err.line(), err.key(), err.message()),
+            (Some(line), Some(key), message),
+            "{text:?}"
+        );
+        assert!(!err.to_string().contains("Raw"), "{err}");
+    }
 }
 
 #[test]
