@@ -9,6 +9,7 @@
 //! Criterion measures each case; the table at the end divides the medians.
 
 #[path = "../tests/common/corpus.rs"]
+#[allow(dead_code)]
 mod corpus;
 
 use std::collections::BTreeMap;
@@ -17,6 +18,7 @@ use std::hint::black_box;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use corpus::RealListing;
 use criterion::{BenchmarkGroup, Criterion};
 use futures_util::FutureExt;
 use serde_json::json;
@@ -69,38 +71,53 @@ fn measure(
     });
 }
 
-fn inputs() -> Vec<(&'static str, String)> {
+/// The inputs, by name: the generated listing first (the base of the per-MB ratios), then this
+/// machine's own listings at 125 KB and 50 MB, the hostile inputs and a 50 MB generated listing.
+fn inputs() -> Vec<(String, String)> {
     let mut inputs = vec![
-        ("125 KB listing", corpus::listing_of(125_000)),
+        ("125 KB listing".to_owned(), corpus::listing_of(125_000)),
         (
-            "125 KB Japanese with code",
+            "125 KB Japanese with code".to_owned(),
             corpus::japanese_with_code(125_000),
         ),
     ];
-    inputs.extend(corpus::hostile());
-    inputs.push(("50 MB listing", corpus::listing_of(50_000_000)));
+    for (size, bytes) in [("125 KB", 125_000), ("50 MB", 50_000_000)] {
+        for kind in RealListing::ALL {
+            match kind.of(bytes) {
+                Ok(listing) => inputs.push((format!("{size} {}", kind.describe()), listing)),
+                Err(why) => eprintln!("skipped the {size} {} listing: {why}", kind.name()),
+            }
+        }
+    }
+    inputs.extend(
+        corpus::hostile()
+            .into_iter()
+            .map(|(case, text)| (case.to_owned(), text)),
+    );
+    inputs.push(("50 MB listing".to_owned(), corpus::listing_of(50_000_000)));
     inputs
 }
 
-fn bench_inputs(c: &mut Criterion) {
+fn bench_inputs(c: &mut Criterion, inputs: &[(String, String)]) {
     let tiktoken = Encoding::O200kBase.tiktoken();
     let plain = tiktoken_rs::o200k_base_singleton();
     let limit = ToolLimit::new(MAX_TOKENS);
     #[cfg(feature = "bpe-openai")]
     let bpe = Encoding::O200kBase.bpe_openai();
-    for (case, text) in inputs() {
+    for (case, text) in inputs {
+        let case = case.as_str();
         let mut group = c.benchmark_group(case);
         group
             .sample_size(10)
             .warm_up_time(Duration::from_millis(200))
             .measurement_time(Duration::from_secs(1));
         // tiktoken-rs panics in encode_ordinary where encode returns an error.
-        if plain.encode(&text, &Default::default()).is_ok() {
+        if plain.encode(text, &Default::default()).is_ok() {
             measure(
                 &mut group,
                 case,
                 "tiktoken-rs count_ordinary",
-                &text,
+                text,
                 |text| {
                     black_box(plain.count_ordinary(text));
                 },
@@ -110,32 +127,26 @@ fn bench_inputs(c: &mut Criterion) {
             &mut group,
             case,
             "count, tiktoken-rs backend",
-            &text,
+            text,
             |text| {
                 black_box(tiktoken.count(text));
             },
         );
-        measure(
-            &mut group,
-            case,
-            "cap, tiktoken-rs backend",
-            &text,
-            |text| {
-                black_box(cap(text, &limit, tiktoken));
-            },
-        );
+        measure(&mut group, case, "cap, tiktoken-rs backend", text, |text| {
+            black_box(cap(text, &limit, tiktoken));
+        });
         #[cfg(feature = "bpe-openai")]
         {
             measure(
                 &mut group,
                 case,
                 "count, bpe-openai backend",
-                &text,
+                text,
                 |text| {
                     black_box(bpe.count(text));
                 },
             );
-            measure(&mut group, case, "cap, bpe-openai backend", &text, |text| {
+            measure(&mut group, case, "cap, bpe-openai backend", text, |text| {
                 black_box(cap(text, &limit, bpe));
             });
         }
@@ -197,12 +208,11 @@ where
     group.finish();
 }
 
-fn print_ratios() {
-    let cases = inputs();
+fn print_ratios(cases: &[(String, String)]) {
     let per_mb = |case: &str, bytes: usize, what: &str| {
         median(case, what).map(|time| time / bytes as f64 * 1e6)
     };
-    let listing_per_mb = |what: &str| per_mb(cases[0].0, cases[0].1.len(), what);
+    let listing_per_mb = |what: &str| per_mb(&cases[0].0, cases[0].1.len(), what);
     let ms = |time: Option<f64>| time.map_or("-".to_owned(), |t| format!("{:.2}", t * 1e3));
     let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
         (Some(a), Some(b)) => format!("{:.2}", a / b),
@@ -214,15 +224,15 @@ fn print_ratios() {
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     println!();
-    println!("| input | tiktoken-rs count, ms | cap (tiktoken-rs), ms | cap / count | count (bpe-openai), ms | cap (bpe-openai), ms | tiktoken-rs cap / bpe-openai cap | per MB vs listing, tiktoken-rs | per MB vs listing, bpe-openai |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for (case, text) in &cases {
+    println!("| input | tiktoken-rs count, ms | cap (tiktoken-rs), ms | cap / count | count (bpe-openai), ms | cap (bpe-openai), ms | cap / count (bpe-openai) | tiktoken-rs cap / bpe-openai cap | per MB vs listing, tiktoken-rs | per MB vs listing, bpe-openai |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for (case, text) in cases {
         let plain = median(case, "tiktoken-rs count_ordinary");
         let cap_tiktoken = median(case, "cap, tiktoken-rs backend");
         let count_bpe = median(case, "count, bpe-openai backend");
         let cap_bpe = median(case, "cap, bpe-openai backend");
         println!(
-            "| {case} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {case} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             if plain.is_some() {
                 ms(plain)
             } else {
@@ -232,6 +242,7 @@ fn print_ratios() {
             ratio(cap_tiktoken, plain),
             ms(count_bpe),
             ms(cap_bpe),
+            ratio(cap_bpe, count_bpe),
             ratio(cap_tiktoken, cap_bpe),
             ratio(
                 per_mb(case, text.len(), "cap, tiktoken-rs backend"),
@@ -261,7 +272,8 @@ fn print_ratios() {
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     bench_small_output(&mut c);
-    bench_inputs(&mut c);
+    let inputs = inputs();
+    bench_inputs(&mut c, &inputs);
     c.final_summary();
-    print_ratios();
+    print_ratios(&inputs);
 }

@@ -1,11 +1,16 @@
 //! Peak memory of capping a 50 MB tool output, against the memory the process held before.
 //!
 //! ```text
-//! cargo build --release --example peak_memory && /usr/bin/time -v target/release/examples/peak_memory
-//! cargo build --release --features bpe-openai --example peak_memory && /usr/bin/time -v target/release/examples/peak_memory
+//! cargo build --release --example peak_memory && /usr/bin/time -v target/release/examples/peak_memory [KIND]
+//! cargo build --release --features bpe-openai --example peak_memory && /usr/bin/time -v target/release/examples/peak_memory [KIND]
 //! ```
 //!
-//! Linux only: it reads its own peak resident set size (VmHWM) from /proc/self/status.
+//! KIND is the output: `generated` (a generated listing of relative paths, the default), this
+//! machine's `find /usr -type f` as `absolute`, `relative` or `windows` paths, `grep` output
+//! (`grep -rnI return /usr/include`), or `json`, minified on a single line.
+//!
+//! Linux only: it resets its peak resident set size (VmHWM) through /proc/self/clear_refs once
+//! the output is made, and reads it from /proc/self/status.
 
 #[path = "../tests/common/corpus.rs"]
 #[allow(dead_code)]
@@ -36,14 +41,42 @@ fn peak_mib() -> f64 {
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    const BYTES: usize = 50_000_000;
+    let kind = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "generated".to_owned());
+    let listing = match kind.as_str() {
+        "generated" => corpus::listing_of(BYTES),
+        "json" => corpus::minified_json(BYTES),
+        name => {
+            let Some(real) = corpus::RealListing::ALL
+                .into_iter()
+                .find(|k| k.name() == name)
+            else {
+                eprintln!(
+                    "unknown kind {name:?}: generated, absolute, relative, windows, grep or json"
+                );
+                std::process::exit(2);
+            };
+            real.of(BYTES).unwrap_or_else(|why| {
+                eprintln!("cannot make the {name} listing: {why}");
+                std::process::exit(1);
+            })
+        }
+    };
     let layer = ToolOutputCapLayer::new(ToolOutputLimits::default());
-    let listing = corpus::listing_of(50_000_000);
     let input_mib = listing.len() as f64 / (1024.0 * 1024.0);
     let mut output = Some(ToolOutput::new(listing));
     // The tool hands its output over; nothing here copies it.
     let tool = service_fn(move |_: ToolCall| {
         std::future::ready(Ok::<_, Infallible>(output.take().unwrap_or_default()))
     });
+    // Start the peak afresh, so that making the output does not hide what capping adds.
+    if let Err(e) = std::fs::write("/proc/self/clear_refs", "5") {
+        eprintln!(
+            "cannot reset the peak ({e}): the peak before capping includes making the output"
+        );
+    }
     let before = peak_mib();
     let capped = layer
         .layer(tool)
@@ -54,10 +87,10 @@ async fn main() {
     let truncation = capped.truncation.expect("50 MB is over 5000 tokens");
     println!("tokenizer: {:?}", layer.tokenizer());
     println!(
-        "capped {input_mib:.1} MiB ({} tokens) to {} tokens",
+        "capped {input_mib:.1} MiB of {kind} output ({} tokens) to {} tokens",
         truncation.original_tokens, truncation.max_tokens
     );
-    println!("peak before capping: {before:.1} MiB (the tokenizer and the output)");
+    println!("resident before capping: {before:.1} MiB (the tokenizer and the output)");
     println!(
         "peak after capping:  {after:.1} MiB, {:.1} MiB more: {:.0}% of the output",
         after - before,

@@ -74,3 +74,105 @@ pub fn hostile() -> Vec<(&'static str, String)> {
         ("1 MB single-line script", minified_script(1_000_000)),
     ]
 }
+
+/// The kinds of listing a tool really returns, made from this machine's own files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RealListing {
+    /// `find /usr -type f`: absolute paths, as Glob tools and MCP servers return them.
+    Absolute,
+    /// The same with the leading `/` of each line removed.
+    Relative,
+    /// The same as `C:\Users\dev\...` paths with `\r\n` line ends.
+    Windows,
+    /// `grep -rnI return /usr/include`: `path:line:text`.
+    Grep,
+}
+
+impl RealListing {
+    /// Every kind, in the order of the benchmark table.
+    pub const ALL: [RealListing; 4] = [
+        RealListing::Absolute,
+        RealListing::Relative,
+        RealListing::Windows,
+        RealListing::Grep,
+    ];
+
+    /// The name taken on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            RealListing::Absolute => "absolute",
+            RealListing::Relative => "relative",
+            RealListing::Windows => "windows",
+            RealListing::Grep => "grep",
+        }
+    }
+
+    /// What the listing is, for a table.
+    pub fn describe(self) -> &'static str {
+        match self {
+            RealListing::Absolute => "`find /usr -type f`",
+            RealListing::Relative => "`find /usr -type f`, relative",
+            RealListing::Windows => "`find /usr -type f` as `C:\\Users\\...` with CRLF",
+            RealListing::Grep => "`grep -rnI return /usr/include`",
+        }
+    }
+
+    /// About `bytes` bytes of this listing, in whole lines, the command's output repeated as
+    /// often as needed; an error saying why when the command gives nothing here.
+    pub fn of(self, bytes: usize) -> Result<String, String> {
+        let (program, args): (&str, &[&str]) = match self {
+            RealListing::Grep => ("grep", &["-rnI", "return", "/usr/include"]),
+            _ => ("find", &["/usr", "-type", "f"]),
+        };
+        let output = std::process::Command::new(program)
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {program}: {e}"))?;
+        let source = String::from_utf8_lossy(&output.stdout);
+        if source.trim().is_empty() {
+            return Err(format!("`{program} {}` printed nothing", args.join(" ")));
+        }
+        let mut listing = String::with_capacity(bytes + 4096);
+        for line in source.lines().cycle() {
+            if listing.len() >= bytes {
+                break;
+            }
+            match self {
+                RealListing::Absolute | RealListing::Grep => listing.push_str(line),
+                RealListing::Relative => listing.push_str(line.trim_start_matches('/')),
+                RealListing::Windows => {
+                    listing.push_str("C:\\Users\\dev");
+                    listing.push_str(&line.replace('/', "\\"));
+                    listing.push('\r');
+                }
+            }
+            listing.push('\n');
+        }
+        Ok(listing)
+    }
+}
+
+/// About `bytes` bytes of minified JSON on a single line: an array of records such as an API
+/// or an MCP server returns.
+pub fn minified_json(bytes: usize) -> String {
+    let mut json = String::with_capacity(bytes + 200);
+    json.push('[');
+    let mut i = 0u64;
+    while json.len() < bytes {
+        let hash = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 40;
+        if i > 0 {
+            json.push(',');
+        }
+        json.push_str(&format!(
+            r#"{{"id":{i},"path":"/srv/app/src/module_{}/file_{hash:06x}.rs","size":{},"modified":"2026-11-{:02}T10:{:02}:00Z","tags":["rust","src"]}}"#,
+            i % 97,
+            hash % 100_000,
+            i % 28 + 1,
+            i % 60
+        ));
+        i += 1;
+    }
+    json.push(']');
+    json
+}
