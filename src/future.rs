@@ -9,12 +9,10 @@ use pin_project_lite::pin_project;
 
 use tower::BoxError;
 
-use crate::cap::{cap, Keep, ToolLimit};
-use crate::tokenizer::{Tokenizer, TokenizerRef};
-use crate::tool::{ToolError, ToolOutput, Truncation};
-
-/// The `tracing` target of the truncation event.
-pub(crate) const TARGET: &str = "tool_output_cap";
+use crate::cap::ToolLimit;
+use crate::tokenizer::TokenizerRef;
+use crate::tool::{ToolError, ToolOutput};
+use crate::truncate::{cap_error, cap_output};
 
 pin_project! {
     /// Response future of [`ToolOutputCap`](crate::ToolOutputCap).
@@ -72,34 +70,6 @@ where
     }
 }
 
-/// Caps `output` to `limit` and records the truncation, if any.
-pub(crate) fn cap_output(
-    tool: &str,
-    output: &mut ToolOutput,
-    limit: &ToolLimit,
-    tokenizer: &dyn Tokenizer,
-) {
-    if let Some(truncation) = cap(&mut output.content, limit, tokenizer) {
-        output.truncation = Some(truncation);
-        record(tool, truncation, "truncated tool output");
-    }
-}
-
-/// Caps the message of `error` to `limit`, keeping its end, where compilers and stack traces say
-/// what failed, and records the truncation, if any.
-pub(crate) fn cap_error(
-    tool: &str,
-    error: &mut ToolError,
-    limit: &ToolLimit,
-    tokenizer: &dyn Tokenizer,
-) {
-    let limit = limit.clone().with_keep(Keep::Tail);
-    if let Some(truncation) = cap(&mut error.message, &limit, tokenizer) {
-        error.truncation = Some(truncation);
-        record(tool, truncation, "truncated tool error");
-    }
-}
-
 /// The crate's [`ToolError`] in `error`: `error` itself, or what a [`BoxError`] holds.
 fn tool_error<E: 'static>(error: &mut E) -> Option<&mut ToolError> {
     let error: &mut dyn Any = error;
@@ -110,18 +80,4 @@ fn tool_error<E: 'static>(error: &mut E) -> Option<&mut ToolError> {
             .downcast_mut::<BoxError>()?
             .downcast_mut::<ToolError>()
     }
-}
-
-/// The event of a truncation.
-fn record(tool: &str, truncation: Truncation, message: &'static str) {
-    tracing::info!(
-        target: TARGET,
-        tool,
-        original_tokens = truncation.original_tokens,
-        kept_tokens = truncation.kept_tokens,
-        dropped_tokens = truncation.dropped_tokens,
-        max_tokens = truncation.max_tokens,
-        keep = truncation.keep.name(),
-        message
-    );
 }

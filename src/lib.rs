@@ -62,6 +62,7 @@ mod manifest;
 mod service;
 mod tokenizer;
 mod tool;
+mod truncate;
 mod worker;
 
 pub use cap::{cap, note, Keep, ToolLimit, CUT_MARKER};

@@ -6,10 +6,11 @@ use std::task::{Context, Poll};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::future::{ResponseFuture, TARGET};
+use crate::future::ResponseFuture;
 use crate::layer::{Shared, ToolOutputCapLayer};
 use crate::manifest::ToolOutputLimits;
 use crate::tool::{ToolCall, ToolOutput};
+use crate::truncate::TARGET;
 
 /// Caps the output of every call of the inner tool service to that tool's token limit.
 ///

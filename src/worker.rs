@@ -12,11 +12,11 @@ use tower::{Service, ServiceBuilder, ServiceExt};
 use futures_util::future::join_all;
 
 use crate::cap::ToolLimit;
-use crate::future::{cap_error, cap_output};
 use crate::layer::ToolOutputCapLayer;
 use crate::manifest::{ToolOutputLimits, WorkerManifest};
 use crate::service::ToolOutputCap;
 use crate::tool::{ToolCall, ToolError, ToolOutput};
+use crate::truncate::{cap_error, cap_output};
 
 /// A registered tool, boxed.
 pub type BoxTool = BoxCloneSyncService<ToolCall, ToolOutput, ToolError>;
