@@ -56,6 +56,9 @@
 )]
 
 mod cap;
+#[cfg(feature = "cli")]
+#[doc(hidden)]
+pub mod cli;
 pub mod future;
 mod layer;
 mod manifest;

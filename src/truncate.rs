@@ -22,6 +22,12 @@ pub(crate) fn cap_text(
     } else {
         cap(text, limit, tokenizer)?
     };
+    record(tool, truncation, failed);
+    Some(truncation)
+}
+
+/// Records the truncation event of a cut of `tool`'s output, or its error if it `failed`.
+pub(crate) fn record(tool: &str, truncation: Truncation, failed: bool) {
     tracing::info!(
         target: TARGET,
         tool,
@@ -37,7 +43,6 @@ pub(crate) fn cap_text(
             "truncated tool output"
         }
     );
-    Some(truncation)
 }
 
 /// Caps `output` to `limit` and records the truncation, if any.

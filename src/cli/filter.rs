@@ -1,0 +1,87 @@
+//! `cap` and `count`: stdin to stdout.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use super::args::{EncodingArg, LimitArgs};
+use super::Failure;
+use crate::truncate::cap_text;
+use crate::{Encoding, Manifest, ToolLimit, ToolOutputLimits};
+
+/// Writes stdin to stdout, capped to the limit `args` give.
+pub(crate) fn cap(args: LimitArgs) -> Result<(), Failure> {
+    let mut limits = limits(args.manifest.as_deref())?;
+    if let Some(encoding) = args.encoding {
+        limits = limits.with_encoding(encoding.into());
+    }
+    let tool = args.tool.as_deref().unwrap_or_default();
+    let mut limit = limits.limit_for(tool).clone();
+    if let Some(max_tokens) = args.max_tokens {
+        limit = ToolLimit {
+            max_tokens: max_tokens as usize,
+            ..limit
+        };
+    }
+    if let Some(keep) = args.keep {
+        limit = limit.with_keep(keep.into());
+    }
+    if let Some(hint) = args.hint {
+        if hint.contains(['\n', '\r']) {
+            return Err(Failure::usage(
+                "--hint must be one line: the note is the output's last line",
+            ));
+        }
+        limit = limit.with_hint(hint);
+    }
+    let mut text = read_stdin()?;
+    let tool = args.tool.as_deref().unwrap_or("stdin");
+    cap_text(
+        tool,
+        &mut text,
+        &limit,
+        limits.encoding().tokenizer(),
+        false,
+    );
+    write_stdout(text.as_bytes())
+}
+
+/// Prints the token count of stdin.
+pub(crate) fn count(manifest: Option<&Path>, encoding: Option<EncodingArg>) -> Result<(), Failure> {
+    let encoding: Encoding = match encoding {
+        Some(encoding) => encoding.into(),
+        None => limits(manifest)?.encoding(),
+    };
+    let text = read_stdin()?;
+    write_stdout(format!("{}\n", encoding.tokenizer().count(&text)).as_bytes())
+}
+
+/// The limits of the manifest at `path`, or the defaults.
+pub(crate) fn limits(path: Option<&Path>) -> Result<ToolOutputLimits, Failure> {
+    match path {
+        Some(path) => Ok(Manifest::from_path(path)?.worker.limits()),
+        None => Ok(ToolOutputLimits::default()),
+    }
+}
+
+/// All of stdin, which must be UTF-8.
+fn read_stdin() -> Result<String, Failure> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::io(format!("cannot read stdin: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        Failure::io(format!(
+            "stdin is not UTF-8: invalid byte at offset {}; tokens are counted in text",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::io(format!("cannot write stdout: {e}")))
+}

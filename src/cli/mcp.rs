@@ -1,0 +1,388 @@
+//! The MCP result surgery: what the proxy reads of a message to route it, and how it caps a
+//! `CallToolResult` while keeping every field it does not touch byte for byte.
+
+use std::borrow::Cow;
+
+use indexmap::IndexMap;
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::cap::{cap, ToolLimit, CUT_MARKER};
+use crate::tokenizer::Tokenizer;
+use crate::truncate::{cap_text, record};
+use crate::{Keep, Truncation};
+
+/// A JSON object whose values are kept as they came.
+type Object = IndexMap<String, Box<RawValue>>;
+
+/// The `_meta` key under which a capped result carries its truncation figures.
+pub(crate) const META_KEY: &str = "tool-output-cap/truncation";
+
+/// The fields a message is routed by; the rest is skipped unparsed.
+#[derive(Debug, Deserialize)]
+pub(crate) struct Envelope<'a> {
+    #[serde(borrow, default)]
+    pub(crate) id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub(crate) method: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub(crate) params: Option<&'a RawValue>,
+}
+
+impl<'a> Envelope<'a> {
+    /// The envelope of a line, if it is a JSON object.
+    pub(crate) fn of(line: &'a [u8]) -> Option<Self> {
+        serde_json::from_slice(line).ok()
+    }
+
+    /// The id as a key that equal ids share: `s` and the string, or `n` and the number as
+    /// written.
+    pub(crate) fn id_key(&self) -> Option<String> {
+        id_key(self.id?)
+    }
+
+    /// The string field `name` of the params.
+    pub(crate) fn param(&self, name: &str) -> Option<&'a RawValue> {
+        let params: IndexMap<Cow<'a, str>, &'a RawValue> =
+            serde_json::from_str(self.params?.get()).ok()?;
+        params.get(name).copied()
+    }
+}
+
+/// The key of a JSON-RPC id: strings and integers; `None` for anything else.
+pub(crate) fn id_key(id: &RawValue) -> Option<String> {
+    let text = id.get();
+    if text.starts_with('"') {
+        let id: String = serde_json::from_str(text).ok()?;
+        Some(format!("s{id}"))
+    } else if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
+        Some(format!("n{text}"))
+    } else {
+        None
+    }
+}
+
+/// A string JSON value, decoded.
+pub(crate) fn string(value: &RawValue) -> Option<String> {
+    serde_json::from_str(value.get()).ok()
+}
+
+/// What a response the proxy waited for turned out to be.
+#[derive(Debug, PartialEq)]
+pub(crate) enum Response {
+    /// Nothing to cap: forward it as it came.
+    Unchanged,
+    /// A task-augmented call's `CreateTaskResult`: the result comes later for this task id.
+    Task(String),
+    /// The capped line, without its line end.
+    Capped(String),
+}
+
+/// Which result a response carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Carries {
+    /// A `CallToolResult`, or a `CreateTaskResult` (`tools/call`, `tasks/result`).
+    CallToolResult,
+    /// A task whose `result` is the `CallToolResult` once its status is `completed`
+    /// (`tasks/get`).
+    Task,
+}
+
+/// Caps the `CallToolResult` in the response `line` to `limit`.
+pub(crate) fn cap_response(
+    line: &str,
+    carries: Carries,
+    tool: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+) -> Response {
+    let Ok(mut response) = serde_json::from_str::<Object>(line) else {
+        return Response::Unchanged;
+    };
+    let Some(mut result) = response.get("result").and_then(|r| object(r)) else {
+        return Response::Unchanged;
+    };
+    let capped = match carries {
+        Carries::CallToolResult => {
+            if !result.contains_key("content") {
+                return task_id(&result).map_or(Response::Unchanged, Response::Task);
+            }
+            cap_call_tool_result(&mut result, tool, limit, tokenizer)
+        }
+        Carries::Task => {
+            let completed = result.get("status").and_then(|s| string(s));
+            let inner = result.get("result").and_then(|r| object(r));
+            match (completed.as_deref(), inner) {
+                (Some("completed"), Some(mut inner)) => {
+                    let capped = cap_call_tool_result(&mut inner, tool, limit, tokenizer);
+                    if capped {
+                        result.insert("result".to_owned(), raw(&inner));
+                    }
+                    capped
+                }
+                _ => false,
+            }
+        }
+    };
+    if !capped {
+        return Response::Unchanged;
+    }
+    response.insert("result".to_owned(), raw(&result));
+    Response::Capped(raw(&response).get().to_owned())
+}
+
+/// The task id of a `CreateTaskResult`: `task.taskId`, or `taskId`.
+fn task_id(result: &Object) -> Option<String> {
+    let task = result.get("task").and_then(|task| object(task));
+    task.as_ref()
+        .and_then(|task| task.get("taskId"))
+        .or_else(|| result.get("taskId"))
+        .and_then(|id| string(id))
+}
+
+/// Caps the text blocks and the `structuredContent` of `result`, and says so in its `_meta`;
+/// whether anything was cut.
+fn cap_call_tool_result(
+    result: &mut Object,
+    tool: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+) -> bool {
+    if result
+        .get("resultType")
+        .and_then(|t| string(t))
+        .is_some_and(|t| t != "complete")
+    {
+        return false;
+    }
+    let failed = result.get("isError").is_some_and(|e| e.get() == "true");
+    let mut figures = serde_json::Map::new();
+    if let Some((content, truncation)) = result
+        .get("content")
+        .and_then(|content| cap_content(content, failed, tool, limit, tokenizer))
+    {
+        result.insert("content".to_owned(), content);
+        figures.insert("content".to_owned(), figures_of(truncation));
+    }
+    if let Some((structured, truncation)) = result
+        .get("structuredContent")
+        .and_then(|value| cap_structured(value, failed, tool, limit, tokenizer))
+    {
+        result.insert("structuredContent".to_owned(), structured);
+        figures.insert("structuredContent".to_owned(), figures_of(truncation));
+    }
+    if figures.is_empty() {
+        return false;
+    }
+    let mut meta = result
+        .get("_meta")
+        .and_then(|meta| object(meta))
+        .unwrap_or_default();
+    meta.insert(META_KEY.to_owned(), raw(&Value::Object(figures)));
+    result.insert("_meta".to_owned(), raw(&meta));
+    true
+}
+
+fn figures_of(truncation: Truncation) -> Value {
+    serde_json::json!({
+        "original_tokens": truncation.original_tokens,
+        "kept_tokens": truncation.kept_tokens,
+        "dropped_tokens": truncation.dropped_tokens,
+        "max_tokens": truncation.max_tokens,
+        "keep": truncation.keep.name(),
+    })
+}
+
+/// The `content` blocks with their text blocks, taken together as one text joined by newlines,
+/// capped: blocks wholly past a cut are removed, the block a cut falls in is cut, and the note
+/// ends the last text block kept. Other blocks stay where they are, untouched.
+fn cap_content(
+    content: &RawValue,
+    failed: bool,
+    tool: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+) -> Option<(Box<RawValue>, Truncation)> {
+    let mut blocks: Vec<Box<RawValue>> = serde_json::from_str(content.get()).ok()?;
+    let mut texts = Vec::new();
+    for (at, block) in blocks.iter().enumerate() {
+        let Some(block) = object(block) else { continue };
+        if block.get("type").and_then(|t| string(t)).as_deref() != Some("text") {
+            continue;
+        }
+        if let Some(text) = block.get("text").and_then(|t| string(t)) {
+            texts.push((at, block, text));
+        }
+    }
+    let texts_len = texts
+        .iter()
+        .map(|(_, _, text)| text.len() + 1)
+        .sum::<usize>();
+    if texts_len.saturating_sub(1) <= limit.max_tokens {
+        return None;
+    }
+    let joined = texts
+        .iter()
+        .map(|(_, _, text)| text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut capped = joined.clone();
+    let truncation = cap_text(tool, &mut capped, limit, tokenizer, failed)?;
+    let lengths: Vec<usize> = texts.iter().map(|(_, _, text)| text.len()).collect();
+    let kept = split_back(&joined, &capped, truncation.keep, &lengths)?;
+    let mut removed = Vec::new();
+    for ((at, mut block, _), kept) in texts.into_iter().zip(kept) {
+        match kept {
+            Some(text) => {
+                block.insert("text".to_owned(), raw(&text));
+                blocks[at] = raw(&block);
+            }
+            None => removed.push(at),
+        }
+    }
+    let blocks: Vec<Box<RawValue>> = blocks
+        .into_iter()
+        .enumerate()
+        .filter(|(at, _)| !removed.contains(at))
+        .map(|(_, block)| block)
+        .collect();
+    Some((raw(&blocks), truncation))
+}
+
+/// The text of each of the blocks of `lengths`, whose texts joined by newlines are `joined`,
+/// once `joined` is `capped` as [`cap`] cuts with `keep`: `None` for a block wholly cut out.
+/// The kept texts joined by newlines are `capped`.
+fn split_back(
+    joined: &str,
+    capped: &str,
+    keep: Keep,
+    lengths: &[usize],
+) -> Option<Vec<Option<String>>> {
+    let (body, note) = capped.rsplit_once('\n')?;
+    // The kept head is joined[..head_end], the kept tail joined[tail_start..].
+    let (head_end, tail_start) = match keep {
+        Keep::Head => (body.len(), usize::MAX),
+        Keep::Tail => (0, joined.len() - body.len()),
+        Keep::HeadTail => {
+            let marker = format!("\n{CUT_MARKER}\n");
+            body.match_indices(&marker).find_map(|(at, _)| {
+                let tail = &body[at + marker.len()..];
+                (joined.starts_with(&body[..at])
+                    && joined.ends_with(tail)
+                    && at + tail.len() <= joined.len())
+                .then(|| (at, joined.len() - tail.len()))
+            })?
+        }
+    };
+    let mut kept = Vec::with_capacity(lengths.len());
+    let (mut start, mut last_head, mut marked) = (0, 0, false);
+    for (block, &len) in lengths.iter().enumerate() {
+        let end = start + len;
+        let head =
+            (keep != Keep::Tail && start <= head_end).then(|| &joined[start..end.min(head_end)]);
+        let tail =
+            (keep != Keep::Head && end >= tail_start).then(|| &joined[start.max(tail_start)..end]);
+        kept.push(match (head, tail) {
+            (Some(head), Some(tail)) => {
+                marked = true;
+                Some(format!("{head}\n{CUT_MARKER}\n{tail}"))
+            }
+            (Some(head), None) => {
+                last_head = block;
+                Some(head.to_owned())
+            }
+            (None, Some(tail)) => Some(tail.to_owned()),
+            (None, None) => None,
+        });
+        start = end + 1;
+    }
+    // A head and a tail in different blocks: the marker ends the head's last block.
+    if keep == Keep::HeadTail && !marked {
+        kept[last_head]
+            .as_mut()?
+            .push_str(&format!("\n{CUT_MARKER}"));
+    }
+    let last = kept.iter_mut().rev().find_map(Option::as_mut)?;
+    last.push('\n');
+    last.push_str(note);
+    Some(kept)
+}
+
+/// `structuredContent`, when its compact JSON is over the limit, with its longest string cut to
+/// make the whole fit: the cut string ends with the note. `None` when it fits, or when no one
+/// string can make it fit.
+fn cap_structured(
+    value: &RawValue,
+    failed: bool,
+    tool: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+) -> Option<(Box<RawValue>, Truncation)> {
+    let max_tokens = limit.max_tokens;
+    let mut value: Value = serde_json::from_str(value.get()).ok()?;
+    let compact = serde_json::to_string(&value).ok()?;
+    if compact.len() <= max_tokens {
+        return None;
+    }
+    let total = tokenizer.count(&compact);
+    if total <= max_tokens {
+        return None;
+    }
+    let original = longest_string(&mut value)?.clone();
+    let string_tokens = tokenizer.count(&serde_json::to_string(&original).ok()?);
+    let mut budget = max_tokens.saturating_sub(total.saturating_sub(string_tokens));
+    let keep = if failed { Keep::Tail } else { limit.keep };
+    let limit = |max_tokens| ToolLimit {
+        max_tokens,
+        keep,
+        hint: limit.hint.clone(),
+    };
+    // JSON escapes change the count a little: cut again by what is over.
+    for _ in 0..8 {
+        if budget < crate::ToolOutputLimits::MIN_MAX_TOKENS {
+            break;
+        }
+        let mut cut = original.clone();
+        let truncation = cap(&mut cut, &limit(budget), tokenizer)?;
+        *longest_string(&mut value)? = cut;
+        let tokens = tokenizer.count(&serde_json::to_string(&value).ok()?);
+        if tokens <= max_tokens {
+            record(tool, truncation, failed);
+            return Some((raw(&value), truncation));
+        }
+        budget = budget.saturating_sub(tokens - max_tokens);
+        *longest_string(&mut value)? = original.clone();
+    }
+    tracing::warn!(
+        tool,
+        tokens = total,
+        max_tokens,
+        "structuredContent is over the limit and no one string of it can be cut to fit; left whole"
+    );
+    None
+}
+
+/// The longest string in `value`, the first of them if there are several.
+fn longest_string(value: &mut Value) -> Option<&mut String> {
+    match value {
+        Value::String(string) => Some(string),
+        Value::Array(items) => items
+            .iter_mut()
+            .filter_map(longest_string)
+            .reduce(|longest, s| if s.len() > longest.len() { s } else { longest }),
+        Value::Object(fields) => fields
+            .values_mut()
+            .filter_map(longest_string)
+            .reduce(|longest, s| if s.len() > longest.len() { s } else { longest }),
+        _ => None,
+    }
+}
+
+fn object(value: &RawValue) -> Option<Object> {
+    serde_json::from_str(value.get()).ok()
+}
+
+fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).expect("JSON values serialize")
+}

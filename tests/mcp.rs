@@ -1,0 +1,627 @@
+//! The `tool-output-cap mcp` proxy in front of a scripted fake server: a `sh` script that logs
+//! every line it receives and answers line N with the lines the test wrote for it.
+
+#![cfg(all(feature = "cli", unix))]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use tool_output_cap::Encoding;
+
+const PROXY: &str = env!("CARGO_BIN_EXE_tool-output-cap");
+const META_KEY: &str = "tool-output-cap/truncation";
+
+/// Reads each line, logs it to `received`, then writes the file named for its number, if any,
+/// and exits with the code in `N.exit`, if any. On end of input it runs `at_eof`, if any.
+const SERVER: &str = r#"
+n=0
+while IFS= read -r line; do
+  n=$((n+1))
+  printf '%s\n' "$line" >> "$DIR/received"
+  [ -f "$DIR/$n" ] && cat "$DIR/$n"
+  [ -f "$DIR/$n.exit" ] && exit "$(cat "$DIR/$n.exit")"
+done
+[ -f "$DIR/at_eof" ] && . "$DIR/at_eof"
+exit 0
+"#;
+
+/// A fake server's folder and the proxy running it.
+struct Session {
+    dir: PathBuf,
+    proxy: Child,
+    lines: mpsc::Receiver<Vec<u8>>,
+}
+
+/// A folder of its own for each test.
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("tool-output-cap-mcp-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Writes what the server answers to its `n`th line (a JSON value a line, or raw lines).
+fn answer(dir: &Path, n: usize, lines: &[String]) {
+    let mut text = lines.join("\n");
+    text.push('\n');
+    std::fs::write(dir.join(n.to_string()), text).unwrap();
+}
+
+fn line(value: Value) -> String {
+    serde_json::to_string(&value).unwrap()
+}
+
+impl Session {
+    fn start(dir: PathBuf, manifest: Option<&str>) -> Session {
+        let mut command = Command::new(PROXY);
+        command.arg("mcp");
+        if let Some(manifest) = manifest {
+            let path = dir.join("agent.toml");
+            std::fs::write(&path, manifest).unwrap();
+            command.arg("--manifest").arg(path);
+        }
+        let mut proxy = command
+            .args(["--", "sh", "-c", SERVER])
+            .env("DIR", &dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = proxy.stdout.take().unwrap();
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if sender.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        Session { dir, proxy, lines }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.proxy.stdin.as_mut().unwrap().write_all(bytes).unwrap();
+        self.proxy.stdin.as_mut().unwrap().flush().unwrap();
+    }
+
+    fn send_json(&mut self, value: Value) {
+        self.send(format!("{}\n", line(value)).as_bytes());
+    }
+
+    /// The next line the proxy writes to the host.
+    fn next(&self) -> Vec<u8> {
+        self.lines
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a line from the proxy within 30 s")
+    }
+
+    fn next_json(&self) -> Value {
+        serde_json::from_slice(&self.next()).expect("a JSON line")
+    }
+
+    /// Closes stdin and waits for the proxy: its exit code and stderr.
+    fn finish(mut self) -> (Option<i32>, String, Duration) {
+        drop(self.proxy.stdin.take());
+        let start = Instant::now();
+        let status = self.proxy.wait().unwrap();
+        let elapsed = start.elapsed();
+        let mut stderr = String::new();
+        self.proxy
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut stderr)
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&self.dir);
+        (status.code(), stderr, elapsed)
+    }
+}
+
+fn tokens(text: &str) -> usize {
+    Encoding::O200kBase.tokenizer().count(text)
+}
+
+fn listing(lines: usize) -> String {
+    (0..lines)
+        .map(|i| format!("/usr/share/doc/package-{i}/changelog.Debian.gz"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn call(id: Value, tool: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {"pattern": "**/*"}}})
+}
+
+fn note_of(text: &str) -> &str {
+    text.rsplit('\n').next().unwrap()
+}
+
+#[test]
+fn every_message_it_does_not_cap_passes_byte_for_byte_in_order() {
+    let dir = scratch("passthrough");
+    // From the host: requests, notifications, responses to the server, unknown fields, Unicode,
+    // string, large and negative ids, and lines that are not JSON.
+    let mut sent = Vec::new();
+    let mut expected_out = Vec::new();
+    for i in 0..1100u64 {
+        let text = match i % 11 {
+            0 => line(
+                json!({"jsonrpc": "2.0", "id": i, "method": "tools/list", "params": {"cursor": format!("c{i}")}}),
+            ),
+            1 => format!(
+                r#"{{"jsonrpc":"2.0","id":"req-{i}-日本語","method":"resources/read","params":{{"uri":"file:///tmp/🦀{i}"}},"x-unknown":[1,2,{{"deep":null}}]}}"#
+            ),
+            2 => format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{i},"progress":0.5,"total":1e2}}}}"#
+            ),
+            3 => format!(
+                r#"{{"jsonrpc":"2.0","id":{},"result":{{"roots":[{{"uri":"file:///home"}}]}}}}"#,
+                18446744073709551615u64 - i
+            ),
+            4 => format!(r#"{{"jsonrpc":"2.0","id":-{i},"method":"ping"}}"#),
+            5 => "not json at all, { nor this".to_owned(),
+            6 => format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":"never-sent-{i}","reason":"x"}}}}"#
+            ),
+            7 => format!(
+                r#"{{ "jsonrpc" : "2.0", "id" : {i}, "method" : "tools/call", "params" : {{ "name" : "Echo", "arguments" : {{}} }}, "_meta": {{"progressToken": "p{i}"}} }}"#
+            ),
+            8 => format!(
+                r#"{{"jsonrpc":"2.0","id":123456789012345678901234567890{i},"method":"some/future_method","params":{{"ünïcode":"\u00e9\ud83e\udd80"}}}}"#
+            ),
+            9 => format!(
+                r#"{{"jsonrpc":"2.0","id":"s{i}","result":{{"action":"accept","content":{{"x":{i}}}}}}}"#
+            ),
+            _ => format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"Small","arguments":{{}}}}}}"#
+            ),
+        };
+        sent.extend_from_slice(text.as_bytes());
+        sent.push(b'\n');
+        // The server answers with its own varied stream: its requests, notifications, results
+        // of calls (small, so never cut), responses to unknown ids, junk.
+        let n = i as usize + 1;
+        let answer_lines = match i % 11 {
+            0 => vec![format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"result":{{"tools":[],"nextCursor":"n{i}"}},"extra":"🦀"}}"#
+            )],
+            4 => vec![
+                format!(r#"{{"jsonrpc":"2.0","id":-{i},"result":{{}}}}"#),
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":"srv-{i}","method":"sampling/createMessage","params":{{"messages":[],"maxTokens":{i}}}}}"#
+                ),
+            ],
+            5 => vec![
+                "server junk ¿ \u{1}".to_owned(),
+                format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"roots/list"}}"#),
+            ],
+            7 => vec![
+                format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":"p{i}","progress":1}}}}"#
+                ),
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"result":{{"content":[{{"type":"text","text":"ok {i} ✓"}}],"isError":false,"_meta":{{"k":1.50}},"unknown":true}}}}"#
+                ),
+            ],
+            10 => vec![format!(
+                r#"{{"jsonrpc":"2.0","id":{i},"result":{{"content":[{{"type":"text","text":"small"}}],"structuredContent":{{"content":"small"}}}}}}"#
+            )],
+            _ => vec![format!(
+                r#"{{"jsonrpc":"2.0","id":"unknown-{i}","result":{{"content":[{{"type":"text","text":"{}"}}]}}}}"#,
+                "x".repeat(100)
+            )],
+        };
+        for line in &answer_lines {
+            expected_out.extend_from_slice(line.as_bytes());
+            expected_out.push(b'\n');
+        }
+        answer(&dir, n, &answer_lines);
+    }
+    let mut session = Session::start(
+        dir.clone(),
+        Some("[worker.tool_output]\ndefault_max_tokens = 32\n"),
+    );
+    session.send(&sent);
+    let mut out = Vec::new();
+    while out.len() < expected_out.len() {
+        out.extend(session.next());
+    }
+    assert!(out == expected_out, "the server's stream came out changed");
+    let received = std::fs::read(dir.join("received")).unwrap();
+    assert!(
+        received == sent,
+        "the host's stream reached the server changed"
+    );
+    let (code, _, _) = session.finish();
+    assert_eq!(code, Some(0));
+}
+
+#[test]
+fn a_large_text_result_is_capped_with_the_note_and_its_figures_in_meta() {
+    let dir = scratch("text");
+    let text = listing(20_000);
+    answer(
+        &dir,
+        1,
+        &[line(json!({"jsonrpc": "2.0", "id": "call-1", "result": {
+            "content": [{"type": "text", "text": text, "annotations": {"audience": ["assistant"]}}],
+            "_meta": {"server": {"took_ms": 12}},
+            "resultType": "complete",
+            "future_field": [1, 2, 3],
+        }}))],
+    );
+    let mut session = Session::start(
+        dir,
+        Some("[worker.tool_output.per_tool]\nsearch_files = 2000\n"),
+    );
+    session.send_json(call(json!("call-1"), "search_files"));
+    let response = session.next_json();
+    let result = &response["result"];
+    let capped = result["content"][0]["text"].as_str().unwrap();
+    assert!(tokens(capped) <= 2000, "{}", tokens(capped));
+    let figures = &result["_meta"][META_KEY]["content"];
+    let dropped = figures["dropped_tokens"].as_u64().unwrap();
+    assert_eq!(
+        note_of(capped),
+        format!("truncated: {dropped} tokens dropped, refine your query")
+    );
+    assert!(text.starts_with(capped.rsplit_once('\n').unwrap().0));
+    assert_eq!(
+        figures["original_tokens"].as_u64().unwrap(),
+        tokens(&text) as u64
+    );
+    assert_eq!(figures["max_tokens"], 2000);
+    assert_eq!(figures["keep"], "head");
+    assert_eq!(
+        result["content"][0]["annotations"],
+        json!({"audience": ["assistant"]})
+    );
+    assert_eq!(result["_meta"]["server"], json!({"took_ms": 12}));
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["future_field"], json!([1, 2, 3]));
+    assert_eq!(response["id"], "call-1");
+    assert_eq!(session.finish().0, Some(0));
+}
+
+#[test]
+fn structured_content_is_capped_within_the_limit_too() {
+    let dir = scratch("structured");
+    let text = listing(20_000);
+    // The filesystem server's shape, which an outputSchema of {"content": string} validates.
+    answer(
+        &dir,
+        1,
+        &[line(json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "content": [{"type": "text", "text": text}],
+            "structuredContent": {"content": text},
+        }}))],
+    );
+    // A shape without a schema: the longest string is cut, the rest is kept.
+    answer(
+        &dir,
+        2,
+        &[line(json!({"jsonrpc": "2.0", "id": 2, "result": {
+            "content": [{"type": "text", "text": "see structuredContent"}],
+            "structuredContent": {"matches": 20_000, "truncated": false, "paths": text, "root": "/usr"},
+        }}))],
+    );
+    let mut session = Session::start(dir, None);
+    session.send_json(call(json!(1), "search_files"));
+    let result = session.next_json()["result"].clone();
+    let structured = serde_json::to_string(&result["structuredContent"]).unwrap();
+    assert!(tokens(&structured) <= 5000, "{}", tokens(&structured));
+    let inner = result["structuredContent"]["content"].as_str().unwrap();
+    assert!(
+        note_of(inner).starts_with("truncated: ") && note_of(inner).ends_with("refine your query")
+    );
+    assert!(text.starts_with(inner.rsplit_once('\n').unwrap().0));
+    let text_block = result["content"][0]["text"].as_str().unwrap();
+    assert!(tokens(text_block) <= 5000);
+    assert!(
+        result["_meta"][META_KEY]["structuredContent"]["dropped_tokens"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+
+    session.send_json(call(json!(2), "search_files"));
+    let result = session.next_json()["result"].clone();
+    let structured = &result["structuredContent"];
+    assert!(tokens(&serde_json::to_string(structured).unwrap()) <= 5000);
+    assert_eq!(structured["matches"], 20_000);
+    assert_eq!(structured["truncated"], false);
+    assert_eq!(structured["root"], "/usr");
+    assert!(note_of(structured["paths"].as_str().unwrap()).starts_with("truncated: "));
+    assert_eq!(result["content"][0]["text"], "see structuredContent");
+    assert_eq!(session.finish().0, Some(0));
+}
+
+#[test]
+fn text_blocks_are_cut_together_and_other_blocks_stay() {
+    let dir = scratch("blocks");
+    let (first, second) = (listing(3_000), listing(3_000).replace("doc", "man"));
+    let image =
+        json!({"type": "image", "data": "iVBORw0KGgo=".repeat(10_000), "mimeType": "image/png"});
+    let blocks = json!([
+        {"type": "text", "text": "short header"},
+        image,
+        {"type": "text", "text": first},
+        {"type": "resource_link", "uri": "file:///x", "name": "x"},
+        {"type": "text", "text": second},
+    ]);
+    answer(
+        &dir,
+        1,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": blocks}}),
+        )],
+    );
+    answer(
+        &dir,
+        2,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"content": blocks}}),
+        )],
+    );
+    answer(
+        &dir,
+        3,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 3, "result": {"content": blocks}}),
+        )],
+    );
+    let manifest = "[worker.tool_output.per_tool]\nhead = 1000\ntail = { max_tokens = 1000, keep = \"tail\" }\nboth = { max_tokens = 1000, keep = \"head_tail\" }\n";
+    let mut session = Session::start(dir, Some(manifest));
+    for (id, tool) in [(1, "head"), (2, "tail"), (3, "both")] {
+        session.send_json(call(json!(id), tool));
+        let result = session.next_json()["result"].clone();
+        let content = result["content"].as_array().unwrap();
+        let texts: Vec<&str> = content
+            .iter()
+            .filter(|b| b["type"] == "text")
+            .map(|b| b["text"].as_str().unwrap())
+            .collect();
+        let joined = texts.join("\n");
+        assert!(tokens(&joined) <= 1000, "{tool}: {}", tokens(&joined));
+        assert!(
+            note_of(texts.last().unwrap()).starts_with("truncated: "),
+            "{tool}"
+        );
+        assert!(content.contains(&image), "{tool}: the image stays");
+        match tool {
+            "head" => {
+                assert_eq!(texts[0], "short header");
+                assert_eq!(texts.len(), 2, "the text block past the cut is removed");
+                assert!(content.iter().any(|b| b["type"] == "resource_link"));
+            }
+            "tail" => {
+                assert_eq!(texts.len(), 1, "the blocks before the cut are removed");
+                assert!(second.ends_with(texts[0].rsplit_once('\n').unwrap().0));
+            }
+            _ => {
+                assert_eq!(texts[0], "short header");
+                assert!(joined.contains("\n[... cut here ...]\n"));
+                assert!(second.ends_with(
+                    joined
+                        .rsplit_once('\n')
+                        .unwrap()
+                        .0
+                        .rsplit_once("[... cut here ...]\n")
+                        .unwrap()
+                        .1
+                ));
+            }
+        }
+    }
+    assert_eq!(session.finish().0, Some(0));
+}
+
+#[test]
+fn an_error_result_keeps_its_tail_and_task_results_are_capped() {
+    let dir = scratch("errors-tasks");
+    let log = format!("{}\nerror[E0308]: mismatched types", listing(10_000));
+    answer(
+        &dir,
+        1,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": log}], "isError": true}}),
+        )],
+    );
+    // 2025-11-25: a task-augmented call, then tasks/result.
+    answer(
+        &dir,
+        2,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"task": {"taskId": "t-1", "status": "working"}}}),
+        )],
+    );
+    answer(
+        &dir,
+        3,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": listing(10_000)}]}}),
+        )],
+    );
+    // 2026-07-28: the result arrives in a completed tasks/get.
+    answer(
+        &dir,
+        4,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 4, "result": {"resultType": "task", "taskId": "t-2", "status": "working"}}),
+        )],
+    );
+    answer(
+        &dir,
+        5,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 5, "result": {"taskId": "t-2", "status": "working", "resultType": "complete"}}),
+        )],
+    );
+    answer(
+        &dir,
+        6,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 6, "result": {"taskId": "t-2", "status": "completed", "resultType": "complete", "result": {"content": [{"type": "text", "text": listing(10_000)}]}}}),
+        )],
+    );
+    // input_required passes as it is.
+    let input_required = line(
+        json!({"jsonrpc": "2.0", "id": 7, "result": {"resultType": "input_required", "content": [{"type": "text", "text": listing(10_000)}]}}),
+    );
+    answer(&dir, 7, std::slice::from_ref(&input_required));
+    let mut session = Session::start(
+        dir,
+        Some("[worker.tool_output]\ndefault_max_tokens = 500\n"),
+    );
+
+    session.send_json(call(json!(1), "Bash"));
+    let result = session.next_json()["result"].clone();
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.contains("error[E0308]: mismatched types\ntruncated: "),
+        "{text}"
+    );
+    assert_eq!(result["isError"], true);
+    assert_eq!(result["_meta"][META_KEY]["content"]["keep"], "tail");
+
+    session.send_json(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "Glob", "arguments": {}, "task": {"ttl": 60000}}}));
+    assert_eq!(session.next_json()["result"]["task"]["taskId"], "t-1");
+    session.send_json(
+        json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": "t-1"}}),
+    );
+    let text = session.next_json()["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(tokens(&text) <= 500 && note_of(&text).starts_with("truncated: "));
+
+    session.send_json(call(json!(4), "Glob"));
+    assert_eq!(session.next_json()["result"]["taskId"], "t-2");
+    for id in [5, 6] {
+        session.send_json(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tasks/get", "params": {"taskId": "t-2"}}),
+        );
+    }
+    assert_eq!(session.next_json()["result"]["status"], "working");
+    let result = session.next_json()["result"].clone();
+    let text = result["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(tokens(text) <= 500 && note_of(text).starts_with("truncated: "));
+    assert!(result["result"]["_meta"][META_KEY]["content"].is_object());
+
+    session.send_json(call(json!(7), "Glob"));
+    assert_eq!(session.next(), format!("{input_required}\n").into_bytes());
+    assert_eq!(session.finish().0, Some(0));
+}
+
+#[test]
+fn cancelled_unknown_and_error_responses_pass_untouched() {
+    let dir = scratch("cancelled");
+    let big = |id: Value| {
+        line(
+            json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": listing(10_000)}]}}),
+        )
+    };
+    // The server answers the cancelled call late, a call nobody made, and an unknown tool.
+    answer(
+        &dir,
+        2,
+        &[big(json!(7)), big(json!(8)), "}{ not json".to_owned()],
+    );
+    answer(
+        &dir,
+        3,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 9, "error": {"code": -32602, "message": listing(10_000)}}),
+        )],
+    );
+    let mut session = Session::start(dir, None);
+    session.send_json(call(json!(7), "Glob"));
+    session.send_json(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}}),
+    );
+    assert_eq!(session.next(), format!("{}\n", big(json!(7))).into_bytes());
+    assert_eq!(session.next(), format!("{}\n", big(json!(8))).into_bytes());
+    assert_eq!(session.next(), b"}{ not json\n".to_vec());
+    session.send_json(call(json!(9), "Nope"));
+    assert!(
+        session.next_json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .len()
+            > 100_000
+    );
+    assert_eq!(session.finish().0, Some(0));
+}
+
+#[test]
+fn the_servers_exit_code_is_the_proxys_after_its_output() {
+    let dir = scratch("exit");
+    answer(&dir, 1, &["last words".to_owned()]);
+    std::fs::write(dir.join("1.exit"), "3").unwrap();
+    let mut session = Session::start(dir, None);
+    session.send(b"{}\n");
+    assert_eq!(session.next(), b"last words\n".to_vec());
+    let status = session.proxy.wait().unwrap();
+    assert_eq!(status.code(), Some(3));
+}
+
+#[test]
+fn a_missing_command_or_a_bad_manifest_fails_before_any_output() {
+    let dir = scratch("missing");
+    let manifest = dir.join("bad.toml");
+    std::fs::write(&manifest, "[worker.tool_output]\ndefault_max_tokens = 10\n").unwrap();
+    let cases: [(&[&str], i32, &str); 2] = [
+        (
+            &["mcp", "--", "/nonexistent/mcp-server", "--flag"],
+            127,
+            "cannot start `/nonexistent/mcp-server`",
+        ),
+        (
+            &["mcp", "--manifest", manifest.to_str().unwrap(), "--", "cat"],
+            2,
+            "bad.toml:2:22: `worker.tool_output.default_max_tokens` must be at least 32",
+        ),
+    ];
+    for (args, code, message) in cases {
+        let output = Command::new(PROXY)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(code), "{args:?}");
+        assert!(output.stdout.is_empty(), "{args:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains(message), "{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_server_that_hangs_after_stdin_closes_gets_sigterm_then_sigkill() {
+    for (at_eof, code) in [
+        ("exec sleep 60\n", 128 + 15),
+        ("trap '' TERM\nexec sleep 60\n", 128 + 9),
+    ] {
+        let dir = scratch(&format!("hang-{code}"));
+        std::fs::write(dir.join("at_eof"), at_eof).unwrap();
+        let session = Session::start(dir, None);
+        let (exit, stderr, elapsed) = session.finish();
+        assert_eq!(exit, Some(code), "{stderr}");
+        assert!(elapsed >= Duration::from_millis(1900), "{elapsed:?}");
+        assert!(elapsed < Duration::from_secs(20), "{elapsed:?}");
+        assert!(stderr.contains("SIGTERM"), "{stderr}");
+    }
+}
