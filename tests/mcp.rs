@@ -625,3 +625,48 @@ fn a_server_that_hangs_after_stdin_closes_gets_sigterm_then_sigkill() {
         assert!(stderr.contains("SIGTERM"), "{stderr}");
     }
 }
+
+#[test]
+fn host_messages_flow_while_a_large_result_is_capped() {
+    let dir = scratch("flow");
+    // 30 MB: seconds of capping, while the host sends a ping.
+    let big = line(
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": listing(600_000)}]}}),
+    );
+    answer(&dir, 1, &[big]);
+    answer(
+        &dir,
+        2,
+        &[r#"{"jsonrpc":"2.0","id":"ping","result":{}}"#.to_owned()],
+    );
+    let mut session = Session::start(dir.clone(), None);
+    let received = |what: &str| {
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(60) {
+            let received = std::fs::read_to_string(dir.join("received")).unwrap_or_default();
+            if received.contains(what) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        panic!("the server never received {what}");
+    };
+    session.send_json(call(json!(1), "Glob"));
+    received("tools/call");
+    // The server is writing the result; give the proxy time to read it and start capping.
+    std::thread::sleep(Duration::from_millis(300));
+    session.send_json(json!({"jsonrpc": "2.0", "id": "ping", "method": "ping"}));
+    received(r#""method":"ping""#);
+    assert!(
+        session.lines.try_recv().is_err(),
+        "the ping reached the server while the result was being capped"
+    );
+    let response = session.next_json();
+    assert!(response["result"]["_meta"][META_KEY].is_object());
+    assert_eq!(
+        session.next_json()["id"],
+        "ping",
+        "the pong comes after the result"
+    );
+    assert_eq!(session.finish().0, Some(0));
+}
