@@ -24,13 +24,25 @@ pub(crate) struct Shared {
 }
 
 impl ToolOutputCapLayer {
-    /// Caps outputs to `limits`, counting in the vocabulary it names with the default engine
+    /// Caps outputs to `limits`, counting with their tokenizer file if they name one, and else
+    /// in the vocabulary they name with the default engine
     /// ([`Encoding::tokenizer`](crate::Encoding::tokenizer)).
     ///
-    /// The encoder is built here, once per process, so that no tool call waits for it.
+    /// The encoder is built here (a tokenizer file was loaded with the limits), once per
+    /// process, so that no tool call waits for it.
     pub fn new(limits: ToolOutputLimits) -> Self {
-        let tokenizer = TokenizerRef::Static(limits.encoding().tokenizer());
+        let tokenizer = limits.tokenizer();
         ToolOutputCapLayer::from_parts(limits, tokenizer)
+    }
+
+    /// Caps outputs to `limits`, counting with the model's own tokenizer read from the
+    /// `tokenizer.json` at `path` (once per process and path).
+    #[cfg(feature = "hf")]
+    pub fn with_tokenizer_file(
+        limits: ToolOutputLimits,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<Self, crate::TokenizerFileError> {
+        Ok(ToolOutputCapLayer::new(limits.with_tokenizer_file(path)?))
     }
 
     /// Caps outputs to `limits`, counting with `tokenizer` (say, the tokenizer of another

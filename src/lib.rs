@@ -75,5 +75,7 @@ pub use service::ToolOutputCap;
 #[cfg(feature = "bpe-openai")]
 pub use tokenizer::BpeOpenai;
 pub use tokenizer::{Encoding, Prefix, Tiktoken, Tokenizer};
+#[cfg(feature = "hf")]
+pub use tokenizer::{HfTokenizer, TokenizerFileError};
 pub use tool::{ToolCall, ToolError, ToolOutput, Truncation};
 pub use worker::{BoxTool, HistoryEntry, Worker, WorkerBuilder};

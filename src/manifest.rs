@@ -10,7 +10,9 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::cap::{Keep, ToolLimit};
-use crate::tokenizer::Encoding;
+#[cfg(feature = "hf")]
+use crate::tokenizer::HfTokenizer;
+use crate::tokenizer::{Encoding, TokenizerRef};
 
 /// The agent's manifest, of which this crate reads `[worker]`.
 ///
@@ -55,7 +57,24 @@ pub struct ToolOutputLimits {
     per_tool: BTreeMap<String, ToolLimit>,
     encoding: Encoding,
     max_tokens_per_turn: Option<usize>,
+    #[cfg(feature = "hf")]
+    tokenizer_file: Option<TokenizerFile>,
 }
+
+/// A loaded `tokenizer.json`, the same as another when it was read from the same path.
+#[cfg(feature = "hf")]
+#[derive(Debug, Clone)]
+struct TokenizerFile(Arc<HfTokenizer>);
+
+#[cfg(feature = "hf")]
+impl PartialEq for TokenizerFile {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.path() == other.0.path()
+    }
+}
+
+#[cfg(feature = "hf")]
+impl Eq for TokenizerFile {}
 
 impl Default for ToolOutputLimits {
     /// 5000 tokens for every tool, keeping the head, counted in `o200k_base`; no turn budget.
@@ -65,6 +84,8 @@ impl Default for ToolOutputLimits {
             per_tool: BTreeMap::new(),
             encoding: Encoding::default(),
             max_tokens_per_turn: None,
+            #[cfg(feature = "hf")]
+            tokenizer_file: None,
         }
     }
 }
@@ -134,10 +155,14 @@ impl ToolOutputLimits {
         Ok(self)
     }
 
-    /// Counts tokens in `encoding`'s vocabulary.
+    /// Counts tokens in `encoding`'s vocabulary (and with no tokenizer file).
     #[must_use]
     pub fn with_encoding(mut self, encoding: Encoding) -> Self {
         self.encoding = encoding;
+        #[cfg(feature = "hf")]
+        {
+            self.tokenizer_file = None;
+        }
         self
     }
 
@@ -168,9 +193,36 @@ impl ToolOutputLimits {
         self.max_tokens_per_turn
     }
 
-    /// The vocabulary tokens are counted in.
+    /// The vocabulary tokens are counted in, unless a [`tokenizer_file`](Self::tokenizer_file)
+    /// is given.
     pub fn encoding(&self) -> Encoding {
         self.encoding
+    }
+
+    /// Counts tokens with the model's own tokenizer, from the `tokenizer.json` at `path`, loaded
+    /// once per process and path ([`HfTokenizer::shared`]).
+    #[cfg(feature = "hf")]
+    pub fn with_tokenizer_file(
+        mut self,
+        path: impl AsRef<Path>,
+    ) -> Result<Self, crate::TokenizerFileError> {
+        self.tokenizer_file = Some(TokenizerFile(HfTokenizer::shared(path)?));
+        Ok(self)
+    }
+
+    /// The `tokenizer.json` tokens are counted with, if one is given.
+    #[cfg(feature = "hf")]
+    pub fn tokenizer_file(&self) -> Option<&Path> {
+        self.tokenizer_file.as_ref().map(|file| file.0.path())
+    }
+
+    /// The tokenizer these limits count with: the tokenizer file's, or the encoding's.
+    pub(crate) fn tokenizer(&self) -> TokenizerRef {
+        #[cfg(feature = "hf")]
+        if let Some(TokenizerFile(tokenizer)) = &self.tokenizer_file {
+            return TokenizerRef::Shared(Arc::clone(tokenizer) as _);
+        }
+        TokenizerRef::Static(self.encoding.tokenizer())
     }
 }
 
@@ -195,8 +247,14 @@ fn too_small(max_tokens: impl fmt::Display) -> String {
 }
 
 impl Manifest {
-    /// Parses a manifest from TOML text.
+    /// Parses a manifest from TOML text; a relative `tokenizer_file` is read from the current
+    /// folder.
     pub fn from_toml_str(text: &str) -> Result<Manifest, ManifestError> {
+        Manifest::parse(text, None)
+    }
+
+    /// Parses `text`, reading a relative `tokenizer_file` from the folder `base`.
+    fn parse(text: &str, base: Option<&Path>) -> Result<Manifest, ManifestError> {
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let (key, message) =
                 not_a_table(e.message()).unwrap_or_else(|| (None, e.message().to_owned()));
@@ -209,14 +267,15 @@ impl Manifest {
         let tool_output = raw
             .worker
             .and_then(|worker| worker.tool_output)
-            .map(|raw| raw.validate(text))
+            .map(|raw| raw.validate(text, base))
             .transpose()?;
         Ok(Manifest {
             worker: WorkerManifest { tool_output },
         })
     }
 
-    /// Reads and parses the manifest at `path`; errors name the path.
+    /// Reads and parses the manifest at `path`; errors name the path, and a relative
+    /// `tokenizer_file` is read from the manifest's own folder.
     pub fn from_path(path: impl AsRef<Path>) -> Result<Manifest, ManifestError> {
         let path = path.as_ref();
         let with_path = |e: ManifestError| ManifestError {
@@ -230,7 +289,7 @@ impl Manifest {
                 ..ManifestError::default()
             })
         })?;
-        Manifest::from_toml_str(&text).map_err(with_path)
+        Manifest::parse(&text, path.parent()).map_err(with_path)
     }
 }
 
@@ -253,6 +312,7 @@ struct RawLimits {
     default_keep: Option<Spanned<toml::Value>>,
     encoding: Option<Spanned<toml::Value>>,
     max_tokens_per_turn: Option<Spanned<toml::Value>>,
+    tokenizer_file: Option<Spanned<toml::Value>>,
     #[serde(default)]
     per_tool: PerTool,
 }
@@ -301,7 +361,7 @@ fn not_a_table(message: &str) -> Option<(Option<String>, String)> {
 }
 
 impl RawLimits {
-    fn validate(self, text: &str) -> Result<ToolOutputLimits, ManifestError> {
+    fn validate(self, text: &str, base: Option<&Path>) -> Result<ToolOutputLimits, ManifestError> {
         let value = |key: &str, value| Value::new(text, key, value);
         let mut limits = ToolOutputLimits::default();
         if let Some(max) = &self.default_max_tokens {
@@ -315,6 +375,16 @@ impl RawLimits {
         }
         if let Some(max) = &self.max_tokens_per_turn {
             limits.max_tokens_per_turn = Some(value("max_tokens_per_turn", max).max_tokens()?);
+        }
+        if let Some(file) = &self.tokenizer_file {
+            let file = value("tokenizer_file", file);
+            if self.encoding.is_some() {
+                return Err(file.error(
+                    "cannot be given with `encoding`: tokens are counted in one vocabulary"
+                        .to_owned(),
+                ));
+            }
+            limits = file.tokenizer_file(limits, base)?;
         }
         for (tool, limit) in &self.per_tool.0 {
             let limit = value(&format!("per_tool.{tool}"), limit).tool_limit(&limits.default)?;
@@ -394,6 +464,35 @@ impl<'a> Value<'a> {
                 "must be \"o200k_base\" or \"cl100k_base\", found {}",
                 self.value
             ))),
+        }
+    }
+
+    /// `limits` counting with the tokenizer file this value names, relative to `base`.
+    fn tokenizer_file(
+        &self,
+        limits: ToolOutputLimits,
+        base: Option<&Path>,
+    ) -> Result<ToolOutputLimits, ManifestError> {
+        let Some(path) = self.value.as_str() else {
+            return Err(self.error(format!(
+                "must be the path of a tokenizer.json, found {} {}",
+                self.value.type_str(),
+                self.value
+            )));
+        };
+        let path = base.map_or_else(|| PathBuf::from(path), |base| base.join(path));
+        #[cfg(feature = "hf")]
+        return limits
+            .with_tokenizer_file(&path)
+            .map_err(|e| self.error(e.to_string()));
+        #[cfg(not(feature = "hf"))]
+        {
+            let _ = limits;
+            Err(self.error(format!(
+                "names {}, but this build cannot read tokenizer files: build with the `hf` \
+                 feature, or count in `encoding` instead",
+                path.display()
+            )))
         }
     }
 

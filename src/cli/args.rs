@@ -21,6 +21,8 @@ pub(crate) enum Command {
         /// The manifest whose `[worker.tool_output]` sets the limits, keyed by MCP tool name.
         #[arg(long, value_name = "FILE")]
         manifest: Option<PathBuf>,
+        #[command(flatten)]
+        counting: CountingArgs,
         /// The server command and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "COMMAND")]
         command: Vec<String>,
@@ -32,13 +34,23 @@ pub(crate) enum Command {
     },
     /// Prints the token count of stdin.
     Count {
-        /// The manifest whose `encoding` to count in.
+        /// The manifest whose `encoding` or `tokenizer_file` to count with.
         #[arg(long, value_name = "FILE")]
         manifest: Option<PathBuf>,
-        /// The vocabulary to count in; overrides the manifest.
-        #[arg(long, value_name = "NAME")]
-        encoding: Option<EncodingArg>,
+        #[command(flatten)]
+        counting: CountingArgs,
     },
+}
+
+/// What tokens are counted with, over the manifest's choice.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CountingArgs {
+    /// The vocabulary to count in: o200k_base or cl100k_base.
+    #[arg(long, value_name = "NAME", conflicts_with = "tokenizer_file")]
+    pub(crate) encoding: Option<EncodingArg>,
+    /// A model's Hugging Face tokenizer.json to count with (needs the `hf` feature).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tokenizer_file: Option<PathBuf>,
 }
 
 /// The limit of the `cap` filter: the manifest's, with flags over it.
@@ -59,9 +71,8 @@ pub(crate) struct LimitArgs {
     /// Ends the note with `: TEXT` (one line).
     #[arg(long, value_name = "TEXT")]
     pub(crate) hint: Option<String>,
-    /// The vocabulary to count in.
-    #[arg(long, value_name = "NAME")]
-    pub(crate) encoding: Option<EncodingArg>,
+    #[command(flatten)]
+    pub(crate) counting: CountingArgs,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -3,17 +3,14 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
-use super::args::{EncodingArg, LimitArgs};
+use super::args::{CountingArgs, LimitArgs};
 use super::Failure;
 use crate::truncate::cap_text;
-use crate::{Encoding, Manifest, ToolLimit, ToolOutputLimits};
+use crate::{Manifest, ToolLimit, ToolOutputLimits};
 
 /// Writes stdin to stdout, capped to the limit `args` give.
 pub(crate) fn cap(args: LimitArgs) -> Result<(), Failure> {
-    let mut limits = limits(args.manifest.as_deref())?;
-    if let Some(encoding) = args.encoding {
-        limits = limits.with_encoding(encoding.into());
-    }
+    let limits = limits(args.manifest.as_deref(), &args.counting)?;
     let tool = args.tool.as_deref().unwrap_or_default();
     let mut limit = limits.limit_for(tool).clone();
     if let Some(max_tokens) = args.max_tokens {
@@ -35,31 +32,42 @@ pub(crate) fn cap(args: LimitArgs) -> Result<(), Failure> {
     }
     let mut text = read_stdin()?;
     let tool = args.tool.as_deref().unwrap_or("stdin");
-    cap_text(
-        tool,
-        &mut text,
-        &limit,
-        limits.encoding().tokenizer(),
-        false,
-    );
+    cap_text(tool, &mut text, &limit, &*limits.tokenizer(), false);
     write_stdout(text.as_bytes())
 }
 
 /// Prints the token count of stdin.
-pub(crate) fn count(manifest: Option<&Path>, encoding: Option<EncodingArg>) -> Result<(), Failure> {
-    let encoding: Encoding = match encoding {
-        Some(encoding) => encoding.into(),
-        None => limits(manifest)?.encoding(),
-    };
+pub(crate) fn count(manifest: Option<&Path>, counting: &CountingArgs) -> Result<(), Failure> {
+    let tokenizer = limits(manifest, counting)?.tokenizer();
     let text = read_stdin()?;
-    write_stdout(format!("{}\n", encoding.tokenizer().count(&text)).as_bytes())
+    write_stdout(format!("{}\n", tokenizer.count(&text)).as_bytes())
 }
 
-/// The limits of the manifest at `path`, or the defaults.
-pub(crate) fn limits(path: Option<&Path>) -> Result<ToolOutputLimits, Failure> {
-    match path {
-        Some(path) => Ok(Manifest::from_path(path)?.worker.limits()),
-        None => Ok(ToolOutputLimits::default()),
+/// The limits of the manifest at `path` (or the defaults), counting with what `counting` says
+/// if it says anything.
+pub(crate) fn limits(
+    path: Option<&Path>,
+    counting: &CountingArgs,
+) -> Result<ToolOutputLimits, Failure> {
+    let limits = match path {
+        Some(path) => Manifest::from_path(path)?.worker.limits(),
+        None => ToolOutputLimits::default(),
+    };
+    if let Some(encoding) = counting.encoding {
+        return Ok(limits.with_encoding(encoding.into()));
+    }
+    match &counting.tokenizer_file {
+        #[cfg(feature = "hf")]
+        Some(file) => limits
+            .with_tokenizer_file(file)
+            .map_err(|e| Failure::usage(format!("--tokenizer-file {e}"))),
+        #[cfg(not(feature = "hf"))]
+        Some(file) => Err(Failure::usage(format!(
+            "--tokenizer-file {}: this build cannot read tokenizer files; build with the `hf` \
+             feature",
+            file.display()
+        ))),
+        None => Ok(limits),
     }
 }
 

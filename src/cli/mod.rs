@@ -23,10 +23,14 @@ pub fn main() -> ExitCode {
         )
         .init();
     let outcome = match args.command {
-        Command::Mcp { manifest, command } => relay::run(manifest.as_deref(), &command),
+        Command::Mcp {
+            manifest,
+            counting,
+            command,
+        } => relay::run(manifest.as_deref(), &counting, &command),
         Command::Cap { limit } => filter::cap(limit).map(|()| ExitCode::SUCCESS),
-        Command::Count { manifest, encoding } => {
-            filter::count(manifest.as_deref(), encoding).map(|()| ExitCode::SUCCESS)
+        Command::Count { manifest, counting } => {
+            filter::count(manifest.as_deref(), &counting).map(|()| ExitCode::SUCCESS)
         }
     };
     outcome.unwrap_or_else(|failure| {

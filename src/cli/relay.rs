@@ -15,9 +15,10 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::Child;
 
+use super::args::CountingArgs;
 use super::mcp::{cap_response, id_key, string, Carries, Envelope, Response};
 use super::{filter, Failure};
-use crate::tokenizer::Tokenizer;
+use crate::tokenizer::TokenizerRef;
 use crate::ToolOutputLimits;
 
 /// How many calls (and tasks) may wait for their result at once; past that the oldest is
@@ -28,9 +29,13 @@ pub(crate) const MAX_PENDING: usize = 4096;
 const GRACE: Duration = Duration::from_secs(2);
 
 /// Runs `command` as the server, relaying until it exits; its exit code is this process's.
-pub(crate) fn run(manifest: Option<&Path>, command: &[String]) -> Result<ExitCode, Failure> {
-    let limits = filter::limits(manifest)?;
-    let tokenizer = limits.encoding().tokenizer();
+pub(crate) fn run(
+    manifest: Option<&Path>,
+    counting: &CountingArgs,
+    command: &[String],
+) -> Result<ExitCode, Failure> {
+    let limits = filter::limits(manifest, counting)?;
+    let tokenizer = limits.tokenizer();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -44,7 +49,7 @@ pub(crate) fn run(manifest: Option<&Path>, command: &[String]) -> Result<ExitCod
 
 async fn relay(
     limits: ToolOutputLimits,
-    tokenizer: &'static dyn Tokenizer,
+    tokenizer: TokenizerRef,
     command: &[String],
 ) -> Result<ExitCode, Failure> {
     let (program, args) = command
@@ -153,7 +158,7 @@ async fn server_to_host(
     to_host: impl AsyncWrite + Unpin,
     pending: Arc<Mutex<Pending>>,
     limits: Arc<ToolOutputLimits>,
-    tokenizer: &'static dyn Tokenizer,
+    tokenizer: TokenizerRef,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::with_capacity(64 * 1024, from_server);
     let mut writer = BufWriter::with_capacity(64 * 1024, to_host);
@@ -165,7 +170,7 @@ async fn server_to_host(
         }
         let waited = lock(&pending).take_response(&line);
         if let Some(Waiting { tool, carries }) = waited {
-            let limits = Arc::clone(&limits);
+            let (limits, tokenizer) = (Arc::clone(&limits), tokenizer.clone());
             let owned = std::mem::take(&mut line);
             // Capping is CPU work: off the runtime's threads, so host messages keep flowing;
             // awaited here, so nothing overtakes it.
@@ -176,7 +181,7 @@ async fn server_to_host(
                         carries,
                         &tool,
                         limits.limit_for(&tool),
-                        tokenizer,
+                        &*tokenizer,
                     ),
                     Err(_) => Response::Unchanged,
                 };

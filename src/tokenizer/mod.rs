@@ -5,10 +5,14 @@ use std::sync::Arc;
 
 #[cfg(feature = "bpe-openai")]
 mod bpe_openai;
+#[cfg(feature = "hf")]
+mod hf;
 mod tiktoken;
 
 #[cfg(feature = "bpe-openai")]
 pub use self::bpe_openai::BpeOpenai;
+#[cfg(feature = "hf")]
+pub use self::hf::{HfTokenizer, TokenizerFileError};
 pub use self::tiktoken::Tiktoken;
 
 /// Counts tokens and finds where to cut a text so that it fits a token budget.

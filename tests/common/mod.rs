@@ -36,19 +36,40 @@ pub fn assert_capped(original: &str, output: &ToolOutput, max_tokens: usize) -> 
 /// Caps `original` to `limit` with the default engine and checks every promise: untouched if
 /// within the limit, else [`assert_truncated`].
 pub fn check(original: &str, limit: &ToolLimit) -> Option<(String, Truncation)> {
+    check_with(original, limit, Encoding::O200kBase.tokenizer(), &count)
+}
+
+/// [`check`] with another `tokenizer`, against the `count` of its reference implementation.
+pub fn check_with(
+    original: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+    count: &dyn Fn(&str) -> usize,
+) -> Option<(String, Truncation)> {
     let mut capped = original.to_owned();
-    let Some(truncation) = cap(&mut capped, limit, Encoding::O200kBase.tokenizer()) else {
+    let Some(truncation) = cap(&mut capped, limit, tokenizer) else {
         assert!(count(original) <= limit.max_tokens());
         assert_eq!(capped, original);
         return None;
     };
-    assert_truncated(original, &capped, &truncation, limit);
+    assert_truncated_with(original, &capped, &truncation, limit, count);
     Some((capped, truncation))
 }
 
 /// Checks `capped`, `original` cut to `limit`: the note is the last line, the kept parts are
 /// where the strategy keeps them, the figures are exact, and the whole is within the limit.
 pub fn assert_truncated(original: &str, capped: &str, truncation: &Truncation, limit: &ToolLimit) {
+    assert_truncated_with(original, capped, truncation, limit, &count);
+}
+
+/// [`assert_truncated`], counting with `count`.
+pub fn assert_truncated_with(
+    original: &str,
+    capped: &str,
+    truncation: &Truncation,
+    limit: &ToolLimit,
+    count: &dyn Fn(&str) -> usize,
+) {
     let (head, tail) = kept_parts(original, capped, truncation, limit.hint());
     assert_eq!(truncation.keep, limit.keep());
     assert_eq!(truncation.max_tokens, limit.max_tokens());

@@ -1,0 +1,363 @@
+//! The Hugging Face `tokenizer.json` backend (`--features hf`): a small tokenizer built here,
+//! loaded through the manifest, and the real Qwen 3 and DeepSeek V3 files that `.ci/run`
+//! fetches into the folder `TOOL_OUTPUT_CAP_TOKENIZERS` names.
+
+#![cfg(feature = "hf")]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use common::{check_with, corpus, output};
+use proptest::prelude::*;
+use tokenizers::pre_tokenizers::byte_level::ByteLevel;
+use tool_output_cap::{
+    HfTokenizer, Keep, Manifest, Tokenizer, ToolCall, ToolLimit, ToolOutput, ToolOutputCapLayer,
+};
+use tower::{service_fn, Layer, ServiceExt};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir =
+        std::env::temp_dir().join(format!("tool-output-cap-hf-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A small byte-level BPE with a few merges and `<|im_end|>` as a special token, written as a
+/// tokenizer.json; with `metaspace`, a SentencePiece-style one that prepends `▁` instead.
+fn small_tokenizer(dir: &Path, metaspace: bool) -> PathBuf {
+    let mut vocab = serde_json::Map::new();
+    let mut add = |token: String| {
+        let id = vocab.len();
+        vocab.entry(token).or_insert(id.into());
+    };
+    let mut alphabet: Vec<char> = ByteLevel::alphabet().into_iter().collect();
+    alphabet.sort_unstable();
+    for c in alphabet {
+        add(c.to_string());
+    }
+    add("▁".to_owned());
+    add("\n".to_owned());
+    let pairs = [
+        "s r", "u sr", "/ usr", "h a", "r e", "ha re", "s hare", "/ share", "Ġ t", "t h", "th e",
+        "Ġ the", "e r", "i n", "▁ a", "▁a l",
+    ];
+    let mut merges = Vec::new();
+    for pair in pairs {
+        let (a, b) = pair.split_once(' ').unwrap();
+        add(format!("{a}{b}"));
+        merges.push(pair);
+    }
+    let special = vocab.len();
+    let pre_tokenizer = if metaspace {
+        serde_json::json!({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true})
+    } else {
+        serde_json::json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true})
+    };
+    let json = serde_json::json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [{"id": special, "content": "<|im_end|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+        "normalizer": null,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": null,
+        "decoder": null,
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false, "vocab": vocab, "merges": merges},
+    });
+    let path = dir.join(if metaspace {
+        "metaspace.json"
+    } else {
+        "tokenizer.json"
+    });
+    std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
+    path
+}
+
+/// The count of the `tokenizers` crate itself, whole text at once, special-token text as text.
+fn reference(path: &Path) -> impl Fn(&str) -> usize {
+    let mut tokenizer = tokenizers::Tokenizer::from_file(path).unwrap();
+    tokenizer.set_encode_special_tokens(true);
+    move |text: &str| tokenizer.encode(text, false).unwrap().len()
+}
+
+fn texts() -> Vec<String> {
+    vec![
+        corpus::listing_of(20_000),
+        corpus::japanese_with_code(20_000),
+        "fn main() {\n    println!(\"héllo 🦀\");\n}\n/usr/share/x\n".repeat(300),
+        "user: hi <|im_end|>\n<|endoftext|> <think>\n".repeat(50),
+        "a\0b\u{1}\u{7f}\n\t\t\n".repeat(500),
+    ]
+}
+
+#[test]
+fn the_manifest_loads_a_tokenizer_file_beside_it_and_the_layer_counts_with_it() {
+    let dir = scratch("manifest");
+    let file = small_tokenizer(&dir, false);
+    let manifest = dir.join("agent.toml");
+    std::fs::write(
+        &manifest,
+        "[worker.tool_output]\ntokenizer_file = \"tokenizer.json\"\ndefault_max_tokens = 100\n",
+    )
+    .unwrap();
+    let limits = Manifest::from_path(&manifest).unwrap().worker.limits();
+    assert_eq!(limits.tokenizer_file(), Some(file.as_path()));
+    let layer = ToolOutputCapLayer::new(limits);
+    let count = reference(&file);
+    for text in texts() {
+        assert_eq!(layer.tokenizer().count(&text), count(&text));
+    }
+    // Loaded once per process and path.
+    let again = HfTokenizer::shared(&file).unwrap();
+    assert!(Arc::ptr_eq(
+        &again,
+        &HfTokenizer::shared(dir.join("./tokenizer.json")).unwrap()
+    ));
+    assert!(again.splits_at_line_starts());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[tokio::test]
+async fn a_layer_built_from_a_tokenizer_file_caps_in_its_tokens() {
+    let dir = scratch("layer");
+    let file = small_tokenizer(&dir, false);
+    let limits = tool_output_cap::ToolOutputLimits::new(300).unwrap();
+    let layer = ToolOutputCapLayer::with_tokenizer_file(limits, &file).unwrap();
+    let listing = corpus::listing_of(50_000);
+    let text = listing.clone();
+    let tool = service_fn(move |_: ToolCall| {
+        std::future::ready(Ok::<_, std::convert::Infallible>(ToolOutput::new(
+            text.clone(),
+        )))
+    });
+    let output = layer
+        .layer(tool)
+        .oneshot(ToolCall::new("Glob", serde_json::json!({})))
+        .await
+        .unwrap();
+    let truncation = output.truncation.unwrap();
+    let count = reference(&file);
+    assert_eq!(truncation.original_tokens, count(&listing));
+    assert!(count(&output.content) <= 300);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn special_token_text_is_counted_as_plain_text() {
+    let dir = scratch("special");
+    let file = small_tokenizer(&dir, false);
+    let tokenizer = HfTokenizer::from_file(&file).unwrap();
+    let mut raw = tokenizers::Tokenizer::from_file(&file).unwrap();
+    let special = raw.encode("<|im_end|>", false).unwrap().len();
+    assert_eq!(
+        special, 1,
+        "the file's own pipeline matches it as a special token"
+    );
+    assert_eq!(tokenizer.count("<|im_end|>"), "<|im_end|>".len());
+    raw.set_encode_special_tokens(true);
+    assert_eq!(
+        tokenizer.count("<|im_end|>"),
+        raw.encode("<|im_end|>", false).unwrap().len()
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_tokenizer_that_prepends_to_each_text_is_encoded_whole_and_counted_exactly() {
+    let dir = scratch("metaspace");
+    let file = small_tokenizer(&dir, true);
+    let tokenizer = HfTokenizer::from_file(&file).unwrap();
+    assert!(!tokenizer.splits_at_line_starts());
+    let count = reference(&file);
+    let text = "alpha beta\ngamma delta\n".repeat(10_000);
+    assert_eq!(tokenizer.count(&text), count(&text));
+    for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
+        check_with(
+            &text,
+            &ToolLimit::new(200).with_keep(keep),
+            &tokenizer,
+            &count,
+        )
+        .unwrap();
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_bad_tokenizer_file_is_a_manifest_error_naming_the_key_the_path_and_the_line() {
+    let dir = scratch("errors");
+    std::fs::write(dir.join("not-json.json"), "this is not JSON").unwrap();
+    std::fs::write(dir.join("no-model.json"), r#"{"version": "1.0"}"#).unwrap();
+    std::fs::write(
+        dir.join("bad-model.json"),
+        r#"{"model": {"type": "Nonsense"}}"#,
+    )
+    .unwrap();
+    let cases = [
+        (
+            "\"missing.json\"",
+            "missing.json: cannot read the tokenizer file",
+        ),
+        (
+            "\"not-json.json\"",
+            "not-json.json: is not a tokenizer.json: not JSON",
+        ),
+        (
+            "\"no-model.json\"",
+            "no-model.json: is not a tokenizer.json: it has no `model` table",
+        ),
+        (
+            "\"bad-model.json\"",
+            "bad-model.json: cannot be loaded as a Hugging Face tokenizer",
+        ),
+        ("5", "must be the path of a tokenizer.json, found integer 5"),
+    ];
+    for (value, says) in cases {
+        let manifest = dir.join("agent.toml");
+        std::fs::write(
+            &manifest,
+            format!("[worker.tool_output]\ndefault_max_tokens = 100\ntokenizer_file = {value}\n"),
+        )
+        .unwrap();
+        let err = Manifest::from_path(&manifest).unwrap_err();
+        assert_eq!(
+            err.key(),
+            Some("worker.tool_output.tokenizer_file"),
+            "{value}"
+        );
+        assert_eq!(err.line(), Some(3), "{value}");
+        assert!(err.to_string().contains(says), "{err}");
+        assert!(
+            err.to_string().starts_with(&manifest.display().to_string()),
+            "{err}"
+        );
+    }
+    let err = Manifest::from_toml_str(
+        "[worker.tool_output]\nencoding = \"o200k_base\"\ntokenizer_file = \"t.json\"\n",
+    )
+    .unwrap_err();
+    assert_eq!(
+        (err.key(), err.line()),
+        (Some("worker.tool_output.tokenizer_file"), Some(3))
+    );
+    assert!(
+        err.message().contains("cannot be given with `encoding`"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn the_small_tokenizer_keeps_every_promise(
+        text in output(60),
+        max_tokens in 32usize..=10_000,
+        keep in prop::sample::select(vec![Keep::Head, Keep::Tail, Keep::HeadTail]),
+    ) {
+        let dir = scratch("proptest");
+        let file = small_tokenizer(&dir, false);
+        let tokenizer = HfTokenizer::shared(&file).unwrap();
+        check_with(&text, &ToolLimit::new(max_tokens).with_keep(keep), &*tokenizer, &reference(&file));
+    }
+}
+
+/// The real files `.ci/run` fetched, or `None` with a line saying what is skipped.
+fn real_files(test: &str) -> Option<Vec<PathBuf>> {
+    match std::env::var_os("TOOL_OUTPUT_CAP_TOKENIZERS") {
+        Some(dir) => Some(
+            ["qwen3", "deepseek_v3"]
+                .iter()
+                .map(|model| Path::new(&dir).join(model).join("tokenizer.json"))
+                .collect(),
+        ),
+        None => {
+            // Past the test harness's capture, so that a plain `cargo test` shows it.
+            use std::io::Write;
+            let _ = writeln!(
+                std::io::stderr(),
+                "skipped {test}: TOOL_OUTPUT_CAP_TOKENIZERS is not set (.ci/run fetches the Qwen 3 and DeepSeek V3 tokenizer files and sets it)"
+            );
+            None
+        }
+    }
+}
+
+#[test]
+fn real_tokenizers_count_as_the_tokenizers_crate_does() {
+    let Some(files) = real_files("real_tokenizers_count_as_the_tokenizers_crate_does") else {
+        return;
+    };
+    let absolute = corpus::RealListing::Absolute
+        .of(2_000_000)
+        .unwrap_or_else(|_| corpus::listing_of(2_000_000));
+    for file in files {
+        let tokenizer = HfTokenizer::shared(&file).unwrap();
+        assert!(tokenizer.splits_at_line_starts(), "{}", file.display());
+        let count = reference(&file);
+        for text in texts().iter().chain([&absolute]) {
+            assert_eq!(tokenizer.count(text), count(text), "{}", file.display());
+        }
+        for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
+            check_with(
+                &absolute,
+                &ToolLimit::new(5000).with_keep(keep),
+                &*tokenizer,
+                &count,
+            )
+            .unwrap();
+        }
+    }
+}
+
+#[test]
+fn real_tokenizers_cap_hostile_outputs_with_exact_counts() {
+    let Some(files) = real_files("real_tokenizers_cap_hostile_outputs_with_exact_counts") else {
+        return;
+    };
+    let hostile = [
+        " ".repeat(2_000_000),
+        "\t".repeat(1_000_000),
+        "\u{3000}".repeat(1_000_000),
+        format!("x{}y", " ".repeat(1_200_000)),
+        "\0".repeat(100_000),
+    ];
+    for file in files {
+        let tokenizer = HfTokenizer::shared(&file).unwrap();
+        let count = reference(&file);
+        for text in &hostile {
+            check_with(text, &ToolLimit::new(5000), &*tokenizer, &count).unwrap();
+        }
+        // 50 MB: 25 copies of a 2 MB listing, each starting a line; the whole is too big to
+        // encode at once here, so its count is checked against the copies'.
+        let block = corpus::listing_of(2_000_000);
+        let big = block.repeat(25);
+        let mut capped = big.clone();
+        let truncation =
+            tool_output_cap::cap(&mut capped, &ToolLimit::new(5000), &*tokenizer).unwrap();
+        assert_eq!(truncation.original_tokens, 25 * count(&block));
+        assert!(count(&capped) <= 5000);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn real_tokenizers_keep_every_promise(
+        text in output(120),
+        max_tokens in 32usize..=10_000,
+        keep in prop::sample::select(vec![Keep::Head, Keep::Tail, Keep::HeadTail]),
+    ) {
+        let Some(files) = real_files("real_tokenizers_keep_every_promise") else {
+            return Ok(());
+        };
+        for file in files {
+            let tokenizer = HfTokenizer::shared(&file).unwrap();
+            check_with(&text, &ToolLimit::new(max_tokens).with_keep(keep), &*tokenizer, &reference(&file));
+        }
+    }
+}
