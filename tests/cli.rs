@@ -2,10 +2,14 @@
 
 #![cfg(feature = "cli")]
 
+mod common;
+
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 use tool_output_cap::{Encoding, CUT_MARKER};
+#[cfg(feature = "hf")]
+use tool_output_cap::Tokenizer;
 
 const BIN: &str = env!("CARGO_BIN_EXE_tool-output-cap");
 
@@ -195,4 +199,33 @@ fn help_and_version_behave_as_clap_tools_do() {
         Some(2),
         "a server command is required"
     );
+}
+
+#[cfg(feature = "hf")]
+#[test]
+fn tokenizer_file_counts_and_caps_in_the_models_tokens() {
+    let dir = std::env::temp_dir().join(format!("tool-output-cap-cli-hf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = common::small_tokenizer(&dir, false);
+    let model = tool_output_cap::HfTokenizer::from_file(&file).unwrap();
+    let file = file.to_str().unwrap();
+    let log = build_log();
+    let output = run(&["count", "--tokenizer-file", file], log.as_bytes());
+    assert_eq!(stdout(&output), format!("{}\n", model.count(&log)));
+    assert_ne!(model.count(&log), tokens(&log));
+    let output = run(&["cap", "--tokenizer-file", file, "--max-tokens", "500"], log.as_bytes());
+    let capped = stdout(&output);
+    assert!(model.count(capped) <= 500 && model.count(capped) > 400, "{}", model.count(capped));
+    let output = run(&["count", "--tokenizer-file", "/nonexistent/tokenizer.json"], b"x");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/tokenizer.json: cannot read"));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[cfg(not(feature = "hf"))]
+#[test]
+fn tokenizer_file_needs_the_hf_feature() {
+    let output = run(&["count", "--tokenizer-file", "tokenizer.json"], b"x");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("build with the `hf` feature"));
 }

@@ -144,3 +144,56 @@ pub fn segment() -> impl Strategy<Value = String> {
 pub fn output(segments: usize) -> impl Strategy<Value = String> {
     prop::collection::vec(segment(), 0..segments).prop_map(|segments| segments.concat())
 }
+
+/// A small byte-level BPE with a few merges and `<|im_end|>` as a special token, written as a
+/// tokenizer.json; with `metaspace`, a SentencePiece-style one that prepends `▁` instead.
+#[cfg(feature = "hf")]
+pub fn small_tokenizer(dir: &std::path::Path, metaspace: bool) -> std::path::PathBuf {
+    let mut vocab = serde_json::Map::new();
+    let mut add = |token: String| {
+        let id = vocab.len();
+        vocab.entry(token).or_insert(id.into());
+    };
+    let mut alphabet: Vec<char> = tokenizers::pre_tokenizers::byte_level::ByteLevel::alphabet().into_iter().collect();
+    alphabet.sort_unstable();
+    for c in alphabet {
+        add(c.to_string());
+    }
+    add("▁".to_owned());
+    add("\n".to_owned());
+    let pairs = [
+        "s r", "u sr", "/ usr", "h a", "r e", "ha re", "s hare", "/ share", "Ġ t", "t h", "th e",
+        "Ġ the", "e r", "i n", "▁ a", "▁a l",
+    ];
+    let mut merges = Vec::new();
+    for pair in pairs {
+        let (a, b) = pair.split_once(' ').unwrap();
+        add(format!("{a}{b}"));
+        merges.push(pair);
+    }
+    let special = vocab.len();
+    let pre_tokenizer = if metaspace {
+        serde_json::json!({"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": true})
+    } else {
+        serde_json::json!({"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true})
+    };
+    let json = serde_json::json!({
+        "version": "1.0",
+        "truncation": null,
+        "padding": null,
+        "added_tokens": [{"id": special, "content": "<|im_end|>", "single_word": false, "lstrip": false, "rstrip": false, "normalized": false, "special": true}],
+        "normalizer": null,
+        "pre_tokenizer": pre_tokenizer,
+        "post_processor": null,
+        "decoder": null,
+        "model": {"type": "BPE", "dropout": null, "unk_token": null, "continuing_subword_prefix": null, "end_of_word_suffix": null, "fuse_unk": false, "byte_fallback": false, "vocab": vocab, "merges": merges},
+    });
+    let path = dir.join(if metaspace {
+        "metaspace.json"
+    } else {
+        "tokenizer.json"
+    });
+    std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
+    path
+}
+
