@@ -4,7 +4,10 @@
 //!
 //! ```text
 //! cargo bench --features bpe-openai --bench cap
+//! TOOL_OUTPUT_CAP_TOKENIZERS=.ci/parts/tokenizers cargo bench --features bpe-openai,hf --bench cap
 //! ```
+//!
+//! The second adds the hf backend with Qwen 3's tokenizer.json, which `.ci/run` fetches.
 //!
 //! Criterion measures each case; the table at the end divides the medians.
 
@@ -104,6 +107,8 @@ fn bench_inputs(c: &mut Criterion, inputs: &[(String, String)]) {
     let limit = ToolLimit::new(MAX_TOKENS);
     #[cfg(feature = "bpe-openai")]
     let bpe = Encoding::O200kBase.bpe_openai();
+    #[cfg(feature = "hf")]
+    let hf = qwen3();
     for (case, text) in inputs {
         let case = case.as_str();
         let mut group = c.benchmark_group(case);
@@ -150,8 +155,29 @@ fn bench_inputs(c: &mut Criterion, inputs: &[(String, String)]) {
                 black_box(cap(text, &limit, bpe));
             });
         }
+        // 50 MB takes the hf backend some 25 s a pass: those rows are left out.
+        #[cfg(feature = "hf")]
+        if let Some(hf) = hf.as_deref().filter(|_| text.len() <= 2_000_000) {
+            measure(&mut group, case, "count, hf backend", text, |text| {
+                black_box(hf.count(text));
+            });
+            measure(&mut group, case, "cap, hf backend", text, |text| {
+                black_box(cap(text, &limit, hf));
+            });
+        }
         group.finish();
     }
+}
+
+/// Qwen 3's tokenizer, from the folder `TOOL_OUTPUT_CAP_TOKENIZERS` names (`.ci/run` fetches it).
+#[cfg(feature = "hf")]
+fn qwen3() -> Option<std::sync::Arc<tool_output_cap::HfTokenizer>> {
+    let Some(dir) = std::env::var_os("TOOL_OUTPUT_CAP_TOKENIZERS") else {
+        eprintln!("skipped the hf backend: TOOL_OUTPUT_CAP_TOKENIZERS is not set");
+        return None;
+    };
+    let path = std::path::Path::new(&dir).join("qwen3/tokenizer.json");
+    Some(tool_output_cap::HfTokenizer::shared(path).expect("Qwen 3's tokenizer.json loads"))
 }
 
 /// Small outputs: a Glob that found ten files, and a tool that returns one fixed line, which
@@ -251,6 +277,29 @@ fn print_ratios(cases: &[(String, String)]) {
             ratio(
                 per_mb(case, text.len(), "cap, bpe-openai backend"),
                 listing_per_mb("cap, bpe-openai backend")
+            ),
+        );
+    }
+    println!();
+    println!("The hf backend with Qwen 3's tokenizer.json, cap to {MAX_TOKENS} of its tokens:");
+    println!();
+    println!("| input | count (hf), ms | cap (hf), ms | cap / count | hf count / tiktoken-rs count | per MB vs listing, hf |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    for (case, text) in cases {
+        let count_hf = median(case, "count, hf backend");
+        let cap_hf = median(case, "cap, hf backend");
+        if count_hf.is_none() {
+            continue;
+        }
+        println!(
+            "| {case} | {} | {} | {} | {} | {} |",
+            ms(count_hf),
+            ms(cap_hf),
+            ratio(cap_hf, count_hf),
+            ratio(count_hf, median(case, "count, tiktoken-rs backend")),
+            ratio(
+                per_mb(case, text.len(), "cap, hf backend"),
+                listing_per_mb("cap, hf backend")
             ),
         );
     }

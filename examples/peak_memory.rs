@@ -5,6 +5,8 @@
 //! cargo build --release --features bpe-openai --example peak_memory && /usr/bin/time -v target/release/examples/peak_memory [KIND]
 //! ```
 //!
+//! With `--features hf`, a second argument names a tokenizer.json to count with instead.
+//!
 //! KIND is the output: `generated` (a generated listing of relative paths, the default), this
 //! machine's `find /usr -type f` as `absolute`, `relative` or `windows` paths, `grep` output
 //! (`grep -rnI return /usr/include`), or `json`, minified on a single line.
@@ -64,7 +66,16 @@ async fn main() {
             })
         }
     };
-    let layer = ToolOutputCapLayer::new(ToolOutputLimits::default());
+    let limits = ToolOutputLimits::default();
+    #[cfg(feature = "hf")]
+    let limits = match std::env::args().nth(2) {
+        Some(file) => limits.with_tokenizer_file(&file).unwrap_or_else(|e| {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }),
+        None => limits,
+    };
+    let layer = ToolOutputCapLayer::new(limits);
     let input_mib = listing.len() as f64 / (1024.0 * 1024.0);
     let mut output = Some(ToolOutput::new(listing));
     // The tool hands its output over; nothing here copies it.

@@ -7,9 +7,9 @@ mod common;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
-use tool_output_cap::{Encoding, CUT_MARKER};
 #[cfg(feature = "hf")]
 use tool_output_cap::Tokenizer;
+use tool_output_cap::{Encoding, CUT_MARKER};
 
 const BIN: &str = env!("CARGO_BIN_EXE_tool-output-cap");
 
@@ -213,12 +213,23 @@ fn tokenizer_file_counts_and_caps_in_the_models_tokens() {
     let output = run(&["count", "--tokenizer-file", file], log.as_bytes());
     assert_eq!(stdout(&output), format!("{}\n", model.count(&log)));
     assert_ne!(model.count(&log), tokens(&log));
-    let output = run(&["cap", "--tokenizer-file", file, "--max-tokens", "500"], log.as_bytes());
+    let output = run(
+        &["cap", "--tokenizer-file", file, "--max-tokens", "500"],
+        log.as_bytes(),
+    );
     let capped = stdout(&output);
-    assert!(model.count(capped) <= 500 && model.count(capped) > 400, "{}", model.count(capped));
-    let output = run(&["count", "--tokenizer-file", "/nonexistent/tokenizer.json"], b"x");
+    assert!(
+        model.count(capped) <= 500 && model.count(capped) > 400,
+        "{}",
+        model.count(capped)
+    );
+    let output = run(
+        &["count", "--tokenizer-file", "/nonexistent/tokenizer.json"],
+        b"x",
+    );
     assert_eq!(output.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&output.stderr).contains("/nonexistent/tokenizer.json: cannot read"));
+    assert!(String::from_utf8_lossy(&output.stderr)
+        .contains("/nonexistent/tokenizer.json: cannot read"));
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -398,6 +398,12 @@ fn a_tokenizer_file_without_the_hf_feature_is_an_error_never_o200k() {
     let err = error("[worker.tool_output]\ntokenizer_file = \"models/qwen3/tokenizer.json\"\n");
     assert_eq!(err.key(), Some("worker.tool_output.tokenizer_file"));
     assert_eq!(err.line(), Some(2));
-    assert!(err.message().contains("models/qwen3/tokenizer.json"), "{err}");
-    assert!(err.message().contains("build with the `hf` feature"), "{err}");
+    assert!(
+        err.message().contains("models/qwen3/tokenizer.json"),
+        "{err}"
+    );
+    assert!(
+        err.message().contains("build with the `hf` feature"),
+        "{err}"
+    );
 }

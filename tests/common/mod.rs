@@ -154,7 +154,9 @@ pub fn small_tokenizer(dir: &std::path::Path, metaspace: bool) -> std::path::Pat
         let id = vocab.len();
         vocab.entry(token).or_insert(id.into());
     };
-    let mut alphabet: Vec<char> = tokenizers::pre_tokenizers::byte_level::ByteLevel::alphabet().into_iter().collect();
+    let mut alphabet: Vec<char> = tokenizers::pre_tokenizers::byte_level::ByteLevel::alphabet()
+        .into_iter()
+        .collect();
     alphabet.sort_unstable();
     for c in alphabet {
         add(c.to_string());
@@ -196,4 +198,3 @@ pub fn small_tokenizer(dir: &std::path::Path, metaspace: bool) -> std::path::Pat
     std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
     path
 }
-
