@@ -5,6 +5,7 @@
 //! cargo run --example glob                 # a generated listing of about 125 KB
 //! cargo run --example glob -- DIR          # a real directory, listed recursively
 //! cargo run --example glob -- --manifest agent.toml [DIR]
+//! cargo run --example glob --features hf -- --manifest qwen.toml DIR   # tokenizer_file = ...
 //! ```
 
 use std::io::IsTerminal;
@@ -13,7 +14,7 @@ use std::process::ExitCode;
 
 use serde_json::json;
 use tool_output_cap::{
-    Manifest, ToolCall, ToolError, ToolOutput, ToolOutputCapLayer, WorkerBuilder,
+    Encoding, Manifest, ToolCall, ToolError, ToolOutput, ToolOutputCapLayer, WorkerBuilder,
 };
 use tower::service_fn;
 
@@ -43,8 +44,9 @@ async fn main() -> ExitCode {
     });
     let limits = manifest.worker.limits();
     let cap = ToolOutputCapLayer::new(limits.clone());
-    let tokenizer = limits.encoding().tokenizer();
-    let mut worker = WorkerBuilder::new(cap).tool("Glob", glob).build();
+    let tokenizer = cap.tokenizer();
+    let o200k = Encoding::O200kBase.tokenizer();
+    let mut worker = WorkerBuilder::new(cap.clone()).tool("Glob", glob).build();
 
     let arguments = match &root {
         Some(root) => json!({ "pattern": "*", "path": root }),
@@ -68,9 +70,8 @@ async fn main() -> ExitCode {
         ),
     }
     println!(
-        "limit for Glob: {} tokens ({})",
+        "limit for Glob: {} tokens, counted with {tokenizer:?}",
         limits.max_tokens_for("Glob"),
-        limits.encoding()
     );
     let after = (tokenizer.count(&output.content), output.content.len());
     match output.truncation {
@@ -82,6 +83,17 @@ async fn main() -> ExitCode {
             "{} tokens, {} bytes: within the limit, passed through untouched",
             after.0, after.1
         ),
+    }
+    if format!("{tokenizer:?}") != format!("{o200k:?}") {
+        let listing = match &root {
+            Some(root) => list(Path::new(root)).unwrap_or_default(),
+            None => generated_listing(),
+        };
+        println!(
+            "in o200k_base tokens: before {} | after {}",
+            o200k.count(&listing),
+            o200k.count(&output.content)
+        );
     }
     println!();
     println!("last lines of what went into the history:");
