@@ -339,3 +339,53 @@ impl<V> Bounded<V> {
         self.entries.is_empty()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: usize) -> Vec<u8> {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"Glob"}}}}"#)
+            .into_bytes()
+    }
+
+    fn response(id: usize) -> Vec<u8> {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}"#).into_bytes()
+    }
+
+    #[test]
+    fn the_pending_calls_are_bounded_and_the_oldest_is_forgotten() {
+        let mut pending = Pending::default();
+        for id in 0..MAX_PENDING + 100 {
+            pending.note_host_message(&call(id));
+        }
+        assert_eq!(pending.calls.entries.len(), MAX_PENDING);
+        assert!(pending.calls.order.len() <= 2 * MAX_PENDING);
+        assert_eq!(pending.take_response(&response(99)), None, "forgotten");
+        let waiting = pending.take_response(&response(100)).expect("still waits");
+        assert_eq!(waiting.tool, "Glob");
+        assert_eq!(pending.take_response(&response(100)), None, "answered once");
+        // Answered calls leave no trace behind.
+        for round in 0..10 * MAX_PENDING {
+            pending.note_host_message(&call(1_000_000 + round));
+            assert!(pending
+                .take_response(&response(1_000_000 + round))
+                .is_some());
+        }
+        assert!(pending.calls.order.len() <= 2 * MAX_PENDING);
+    }
+
+    #[test]
+    fn a_server_request_with_a_pending_id_is_not_taken_for_the_response() {
+        let mut pending = Pending::default();
+        pending.note_host_message(&call(1));
+        let request = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        assert_eq!(pending.take_response(request), None);
+        assert!(pending.take_response(&response(1)).is_some());
+        let cancelled =
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}"#;
+        pending.note_host_message(&call(2));
+        pending.note_host_message(cancelled);
+        assert_eq!(pending.take_response(&response(2)), None);
+    }
+}

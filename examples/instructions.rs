@@ -1,0 +1,48 @@
+//! The cost of a cap against one count of the same text, in instructions, which a shared machine
+//! does not disturb as it does time:
+//!
+//! ```text
+//! cargo build --release [--features bpe-openai] --example instructions
+//! valgrind --tool=callgrind --toggle-collect='*measured*' --callgrind-out-file=/dev/null \
+//!     target/release/examples/instructions KIND BYTES count|cap
+//! ```
+//!
+//! KIND is `generated` or, made from this machine's files, `absolute`, `relative`, `windows` or
+//! `grep` (see `peak_memory`); callgrind's "Collected" line is the instructions of the count or
+//! the cap alone. Counts and caps with the default engine, in `o200k_base`, to 5000 tokens.
+
+#[path = "../tests/common/corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
+
+use tool_output_cap::{cap, Encoding, ToolLimit};
+
+#[inline(never)]
+fn measured(text: &mut String, what: &str) -> usize {
+    let tokenizer = Encoding::O200kBase.tokenizer();
+    match what {
+        "count" => tokenizer.count(text),
+        _ => cap(text, &ToolLimit::new(5000), tokenizer).map_or(0, |t| t.kept_tokens),
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [kind, bytes, what] = &args[..] else {
+        eprintln!("usage: instructions KIND BYTES count|cap");
+        std::process::exit(2);
+    };
+    let bytes: usize = bytes.parse().expect("BYTES is a number");
+    let mut text = match kind.as_str() {
+        "generated" => corpus::listing_of(bytes),
+        name => corpus::RealListing::ALL
+            .into_iter()
+            .find(|k| k.name() == name)
+            .expect("KIND is generated, absolute, relative, windows or grep")
+            .of(bytes)
+            .expect("the listing can be made here"),
+    };
+    // Built before the measured call.
+    Encoding::O200kBase.tokenizer().count("warm");
+    println!("{}", measured(&mut text, what));
+}
