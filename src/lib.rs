@@ -9,6 +9,11 @@
 //! `truncated: N tokens dropped, refine your query` so that the model narrows its query.
 //! A truncation is never an error.
 //!
+//! Cargo features: `bpe-openai` counts with bpe-openai instead of tiktoken-rs; `hf` counts in a
+//! model's own tokens from its Hugging Face `tokenizer.json` (`HfTokenizer`, or
+//! `tokenizer_file` in the manifest); `cli` builds the `tool-output-cap` binary, an MCP stdio
+//! proxy and shell filters for agent hosts that cannot link this crate (see the README).
+//!
 //! # Example
 //!
 //! ```

@@ -193,7 +193,7 @@ impl ToolOutputLimits {
         self.max_tokens_per_turn
     }
 
-    /// The vocabulary tokens are counted in, unless a [`tokenizer_file`](Self::tokenizer_file)
+    /// The vocabulary tokens are counted in, unless a `tokenizer_file`
     /// is given.
     pub fn encoding(&self) -> Encoding {
         self.encoding
