@@ -84,7 +84,7 @@ async fn main() -> ExitCode {
             after.0, after.1
         ),
     }
-    if format!("{tokenizer:?}") != format!("{o200k:?}") {
+    if !std::ptr::addr_eq(tokenizer, o200k) {
         let listing = match &root {
             Some(root) => list(Path::new(root)).unwrap_or_default(),
             None => generated_listing(),

@@ -670,3 +670,31 @@ fn host_messages_flow_while_a_large_result_is_capped() {
     );
     assert_eq!(session.finish().0, Some(0));
 }
+
+#[test]
+fn a_structure_no_one_string_can_bring_within_the_limit_is_left_whole() {
+    let dir = scratch("structure");
+    // 20,000 numbers: no string to cut. The text block is capped; the structure is not.
+    let numbers: Vec<u64> = (0..20_000).collect();
+    let structured = json!({"sizes": numbers, "root": "/usr"});
+    answer(
+        &dir,
+        1,
+        &[line(json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "content": [{"type": "text", "text": listing(10_000)}],
+            "structuredContent": structured,
+        }}))],
+    );
+    let mut session = Session::start(dir, None);
+    session.send_json(call(json!(1), "stat_files"));
+    let result = session.next_json()["result"].clone();
+    assert_eq!(result["structuredContent"], structured);
+    assert!(result["_meta"][META_KEY]["structuredContent"].is_null());
+    assert!(result["_meta"][META_KEY]["content"].is_object());
+    let (code, stderr, _) = session.finish();
+    assert_eq!(code, Some(0));
+    assert!(
+        stderr.contains("structuredContent is over the limit"),
+        "{stderr}"
+    );
+}

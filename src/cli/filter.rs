@@ -11,8 +11,11 @@ use crate::{Manifest, ToolLimit, ToolOutputLimits};
 /// Writes stdin to stdout, capped to the limit `args` give.
 pub(crate) fn cap(args: LimitArgs) -> Result<(), Failure> {
     let limits = limits(args.manifest.as_deref(), &args.counting)?;
-    let tool = args.tool.as_deref().unwrap_or_default();
-    let mut limit = limits.limit_for(tool).clone();
+    // Without --tool, the default limit; the event names the tool `stdin`.
+    let tool = args.tool.as_deref();
+    let mut limit = tool
+        .map_or(limits.default_limit(), |tool| limits.limit_for(tool))
+        .clone();
     if let Some(max_tokens) = args.max_tokens {
         limit = ToolLimit {
             max_tokens: max_tokens as usize,
@@ -31,8 +34,13 @@ pub(crate) fn cap(args: LimitArgs) -> Result<(), Failure> {
         limit = limit.with_hint(hint);
     }
     let mut text = read_stdin()?;
-    let tool = args.tool.as_deref().unwrap_or("stdin");
-    cap_text(tool, &mut text, &limit, &*limits.tokenizer(), false);
+    cap_text(
+        tool.unwrap_or("stdin"),
+        &mut text,
+        &limit,
+        &*limits.tokenizer(),
+        false,
+    );
     write_stdout(text.as_bytes())
 }
 
