@@ -118,8 +118,10 @@ pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
 /// the head, where the note joins it, is counted again; the other strategies count their parts
 /// again, which costs about their budget.
 ///
-/// The bound holds whenever the note alone fits in the limit, which it does from 32 tokens up
-/// with the built-in tokenizers and a hint of a line (the manifest accepts no less).
+/// The bound holds whenever the note (with [`Keep::HeadTail`], the note and the marker) fits in
+/// the limit, which it does from 32 tokens up with the built-in tokenizers, real models'
+/// tokenizer files and a short hint (the manifest accepts no less). Below that nothing of the
+/// content is kept, and the output is the note (and the marker) alone.
 ///
 /// ```
 /// use tool_output_cap::{cap, Encoding, Keep, ToolLimit};
