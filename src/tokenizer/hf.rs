@@ -187,7 +187,7 @@ impl HfTokenizer {
                 if let Some(at) = line_starts(rest, chunk, near).next() {
                     end = at;
                 } else if let Some((at, encoded, tokens)) =
-                    self.word_start(rest).filter(|_| self.in_lines)
+                    self.in_lines.then(|| self.word_start(rest)).flatten()
                 {
                     (end, window) = (at, Some((encoded, tokens)));
                 } else if let Some(at) = line_starts(rest, near, rest.len()).next() {
@@ -214,20 +214,56 @@ impl HfTokenizer {
         let Chunking { chunk, margin } = self.chunking;
         let window = &text[..floor_char_boundary(text, chunk + margin)];
         let encoded = self.encode(window, true);
+        let (token, at) = self
+            .sure_word_starts(&encoded, encoded.len(), window.len())
+            .into_iter()
+            .find(|&(_, at)| at >= chunk)?;
+        Some((at, encoded, token))
+    }
+
+    /// The word starts (first token, byte) of `encoded`, the first `tokens` ids of a text, that
+    /// are word starts with the same tokens before them in its prefix of `end` bytes, and in any
+    /// longer text it starts: those at least a quarter of [`Chunking::margin`] before `end` and
+    /// not among the last two before it.
+    fn sure_word_starts(
+        &self,
+        encoded: &tokenizers::Encoding,
+        tokens: usize,
+        end: usize,
+    ) -> Vec<(usize, usize)> {
+        if !self.in_lines {
+            return Vec::new();
+        }
         let (words, offsets) = (encoded.get_word_ids(), encoded.get_offsets());
-        let starts: Vec<usize> = (0..encoded.len())
-            .filter(|&i| i > 0 && words[i].is_some() && words[i] != words[i - 1])
+        let mut starts: Vec<(usize, usize)> = (1..tokens)
+            .filter(|&i| words[i].is_some() && words[i] != words[i - 1])
+            .map(|i| (i, offsets[i].0))
+            .take_while(|&(_, at)| at < end)
             .collect();
-        let last_sure = window.len() - margin / 4;
-        let token = starts
-            .iter()
-            .rev()
-            .skip(2)
-            .rev()
-            .copied()
-            .find(|&i| offsets[i].0 >= chunk && offsets[i].0 <= last_sure)?;
-        let at = offsets[token].0;
-        window.is_char_boundary(at).then_some((at, encoded, token))
+        starts.truncate(starts.len().saturating_sub(2));
+        let sure = end.saturating_sub(self.chunking.margin / 4);
+        starts.retain(|&(_, at)| at <= sure);
+        starts
+    }
+
+    /// `text[..end]`, whose tokens before `start` are `before`, or a shorter head if it is over
+    /// `max_tokens`, and its tokens: a cut can change how the last words encode, so the head is
+    /// counted again from `start`, a sure word start or line start before the cut.
+    fn head(
+        &self,
+        text: &str,
+        (before, start): (usize, usize),
+        end: usize,
+        max_tokens: usize,
+    ) -> (usize, usize) {
+        match before + self.count(&text[start..end]) {
+            tokens if tokens <= max_tokens => (end, tokens),
+            // Re-encoding a cut text can take more ids than it had in the whole.
+            _ => {
+                let shorter = self.prefix(&text[..end], max_tokens.saturating_sub(1));
+                (shorter.len, shorter.tokens)
+            }
+        }
     }
 
     /// Whether every line start of a probe splits its encoding in two.
@@ -351,41 +387,66 @@ impl Tokenizer for HfTokenizer {
         self.chunks(text).map(|chunk| self.tokens(&chunk)).sum()
     }
 
+    /// Counts again from the last line start before `keep`, where the pipeline splits the
+    /// edited text as it splits `text`; all of it when the pipeline may not be split.
+    fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
+        let start = match self.at_lines {
+            true => line_starts(text, 0, keep).filter(|&at| at < keep).last(),
+            false => None,
+        };
+        let edited = |start: usize| self.count(&[&text[start..keep], tail].concat());
+        match start {
+            Some(start) => text_tokens.saturating_sub(self.count(&text[start..])) + edited(start),
+            None => edited(0),
+        }
+    }
+
     /// Counts chunk by chunk, and finds the cut from the offsets of the one chunk that crosses
     /// the limit; the kept part of that chunk is counted again, since a cut can change how it
     /// encodes.
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
         let (mut total_tokens, mut offset) = (0, 0);
         let mut kept = None;
+        // The window of the chunk before, when it ended at a word start: a cut just after that
+        // can change how the words before it encode.
+        let mut previous: Option<(tokenizers::Encoding, usize, usize, usize)> = None;
         for chunk in self.chunks(text) {
-            let (tokens, cut) = if kept.is_none() {
+            let tokens = if kept.is_some() {
+                self.tokens(&chunk)
+            } else {
+                let at_word_start = chunk.window.is_some();
                 let (encoded, tokens) = chunk.window.unwrap_or_else(|| {
                     let encoded = self.encode(chunk.text, true);
                     let tokens = encoded.len();
                     (encoded, tokens)
                 });
                 let room = max_tokens.saturating_sub(total_tokens);
-                let offsets = &encoded.get_offsets()[..tokens];
-                (tokens, offsets.get(room).map(|&(start, _)| start))
-            } else {
-                (self.tokens(&chunk), None)
+                if let Some(&(cut, _)) = encoded.get_offsets()[..tokens].get(room) {
+                    let end = offset + floor_char_boundary(chunk.text, cut);
+                    // Count the head again from the last sure word start before the cut: in
+                    // this chunk; else in the window before, if this chunk starts at a word
+                    // start; else from this chunk's start, a line start.
+                    let sure = |encoded: &_, tokens: usize, at: usize, before: usize| {
+                        let starts = self.sure_word_starts(encoded, tokens, end - at);
+                        starts
+                            .last()
+                            .map(|&(token, start)| (before + token, at + start))
+                    };
+                    let start = sure(&encoded, tokens, offset, total_tokens).unwrap_or_else(|| {
+                        match &previous {
+                            Some((encoded, tokens, at, before)) => {
+                                sure(encoded, *tokens, *at, *before).unwrap_or((0, 0))
+                            }
+                            None => (total_tokens, offset),
+                        }
+                    });
+                    kept = Some(self.head(text, start, end, max_tokens));
+                }
+                previous = at_word_start.then_some((encoded, tokens, offset, total_tokens));
+                tokens
             };
-            let chunk = chunk.text;
-            if let Some(cut) = cut {
-                let room = max_tokens - total_tokens;
-                let head = &chunk[..floor_char_boundary(chunk, cut)];
-                let (len, head_tokens) = match self.count(head) {
-                    tokens if tokens <= room => (head.len(), tokens),
-                    // Re-encoding a cut text can take more ids than it had in the whole.
-                    _ => {
-                        let shorter = self.prefix(head, room.saturating_sub(1));
-                        (shorter.len, shorter.tokens)
-                    }
-                };
-                kept = Some((offset + len, total_tokens + head_tokens));
-            }
             total_tokens += tokens;
-            offset += chunk.len();
+            offset += chunk.text.len();
         }
         let (len, tokens) = kept.unwrap_or((text.len(), total_tokens));
         Prefix {
