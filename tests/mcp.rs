@@ -672,29 +672,87 @@ fn host_messages_flow_while_a_large_result_is_capped() {
 }
 
 #[test]
-fn a_structure_no_one_string_can_bring_within_the_limit_is_left_whole() {
+fn a_structure_of_many_small_items_loses_items_to_fit() {
     let dir = scratch("structure");
-    // 20,000 numbers: no string to cut. The text block is capped; the structure is not.
+    // 5,000 records: no one string can make them fit, so the list loses its last records and
+    // the note ends the structure's last string.
+    let files: Vec<Value> = (0..5_000)
+        .map(|i| json!({"path": format!("/usr/share/doc/package-{i}/copyright"), "size": i * 7}))
+        .collect();
+    let structured = json!({"files": files, "root": "/usr"});
+    // 20,000 numbers and no string: the list is cut, and the note is only in `content`.
     let numbers: Vec<u64> = (0..20_000).collect();
-    let structured = json!({"sizes": numbers, "root": "/usr"});
-    answer(
-        &dir,
-        1,
-        &[line(json!({"jsonrpc": "2.0", "id": 1, "result": {
+    // 3,000 short fields, no list: nothing can be cut without breaking the structure.
+    let fields: serde_json::Map<String, Value> = (0..3_000)
+        .map(|i| (format!("file_{i}"), json!("ok")))
+        .collect();
+    for (id, value) in [
+        (1, structured.clone()),
+        (2, json!({"sizes": numbers})),
+        (3, Value::Object(fields.clone())),
+        (4, structured.clone()),
+    ] {
+        let mut result = json!({
             "content": [{"type": "text", "text": listing(10_000)}],
-            "structuredContent": structured,
-        }}))],
-    );
+            "structuredContent": value,
+        });
+        if id == 4 {
+            result["isError"] = json!(true);
+        }
+        answer(
+            &dir,
+            id,
+            &[line(json!({"jsonrpc": "2.0", "id": id, "result": result}))],
+        );
+    }
     let mut session = Session::start(dir, None);
-    session.send_json(call(json!(1), "stat_files"));
+    let capped = |session: &mut Session, id: u64| {
+        session.send_json(call(json!(id), "stat_files"));
+        let result = session.next_json()["result"].clone();
+        assert!(tokens(&serde_json::to_string(&result["structuredContent"]).unwrap()) <= 5000);
+        result
+    };
+
+    let result = capped(&mut session, 1);
+    let kept = result["structuredContent"]["files"].as_array().unwrap();
+    assert!(kept.len() > 100 && kept.len() < 5_000, "{}", kept.len());
+    assert_eq!(kept[..], files[..kept.len()]);
+    let root = result["structuredContent"]["root"].as_str().unwrap();
+    let figures = &result["_meta"][META_KEY]["structuredContent"];
+    let dropped = figures["dropped_tokens"].as_u64().unwrap();
+    assert_eq!(
+        root,
+        format!("/usr\ntruncated: {dropped} tokens dropped, refine your query")
+    );
+    assert_eq!(
+        figures["original_tokens"].as_u64().unwrap() - dropped,
+        figures["kept_tokens"].as_u64().unwrap()
+    );
+
+    let result = capped(&mut session, 2);
+    let sizes = result["structuredContent"]["sizes"].as_array().unwrap();
+    assert!(sizes.len() > 100 && sizes.len() < 20_000, "{}", sizes.len());
+    assert_eq!(sizes.last().unwrap(), &json!(sizes.len() - 1));
+    assert!(result["_meta"][META_KEY]["structuredContent"].is_object());
+
+    session.send_json(call(json!(3), "stat_files"));
     let result = session.next_json()["result"].clone();
-    assert_eq!(result["structuredContent"], structured);
+    assert_eq!(result["structuredContent"], Value::Object(fields));
     assert!(result["_meta"][META_KEY]["structuredContent"].is_null());
     assert!(result["_meta"][META_KEY]["content"].is_object());
+
+    // An error keeps its tail: the first records go.
+    let result = capped(&mut session, 4);
+    let kept = result["structuredContent"]["files"].as_array().unwrap();
+    assert_eq!(kept[..], files[files.len() - kept.len()..]);
+
     let (code, stderr, _) = session.finish();
     assert_eq!(code, Some(0));
-    assert!(
-        stderr.contains("structuredContent is over the limit"),
+    assert_eq!(
+        stderr
+            .matches("structuredContent is over the limit")
+            .count(),
+        1,
         "{stderr}"
     );
 }

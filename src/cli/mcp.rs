@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::cap::{cap, ToolLimit, CUT_MARKER};
+use crate::cap::{cap, note, ToolLimit, CUT_MARKER};
 use crate::tokenizer::Tokenizer;
 use crate::truncate::{cap_text, record};
 use crate::{Keep, Truncation};
@@ -309,9 +309,10 @@ fn split_back(
     Some(kept)
 }
 
-/// `structuredContent`, when its compact JSON is over the limit, with its longest string cut to
-/// make the whole fit: the cut string ends with the note. `None` when it fits, or when no one
-/// string can make it fit.
+/// `structuredContent`, when its compact JSON is over the limit, cut to fit: its longest string
+/// is cut and ends with the note; when no one string can make the whole fit, its largest arrays
+/// lose items instead and the note ends its last string. `None` when it fits, or when neither
+/// can make it fit.
 fn cap_structured(
     value: &RawValue,
     failed: bool,
@@ -320,7 +321,7 @@ fn cap_structured(
     tokenizer: &dyn Tokenizer,
 ) -> Option<(Box<RawValue>, Truncation)> {
     let max_tokens = limit.max_tokens;
-    let mut value: Value = serde_json::from_str(value.get()).ok()?;
+    let value: Value = serde_json::from_str(value.get()).ok()?;
     let compact = serde_json::to_string(&value).ok()?;
     if compact.len() <= max_tokens {
         return None;
@@ -329,37 +330,109 @@ fn cap_structured(
     if total <= max_tokens {
         return None;
     }
-    let original = longest_string(&mut value)?.clone();
-    let string_tokens = tokenizer.count(&serde_json::to_string(&original).ok()?);
-    let mut budget = max_tokens.saturating_sub(total.saturating_sub(string_tokens));
-    let keep = if failed { Keep::Tail } else { limit.keep };
-    let limit = |max_tokens| ToolLimit {
-        max_tokens,
-        keep,
-        hint: limit.hint.clone(),
+    let limit = ToolLimit {
+        keep: if failed { Keep::Tail } else { limit.keep },
+        ..limit.clone()
     };
+    let count = |value: &Value| tokenizer.count(&serde_json::to_string(value).unwrap_or_default());
+    let capped = cut_longest_string(value.clone(), total, &limit, tokenizer, count)
+        .or_else(|| drop_items(value, total, &limit, count));
+    let Some((value, truncation)) = capped else {
+        tracing::warn!(
+            tool,
+            tokens = total,
+            max_tokens,
+            "structuredContent is over the limit and neither a string nor its arrays can be cut to fit; left whole"
+        );
+        return None;
+    };
+    record(tool, truncation, failed);
+    Some((raw(&value), truncation))
+}
+
+/// `value`, `total` tokens, with its longest string cut to make the whole fit `limit`.
+fn cut_longest_string(
+    mut value: Value,
+    total: usize,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+    count: impl Fn(&Value) -> usize,
+) -> Option<(Value, Truncation)> {
+    let original = longest_string(&mut value)?.clone();
+    let string_tokens = count(&Value::String(original.clone()));
+    let mut budget = limit
+        .max_tokens
+        .saturating_sub(total.saturating_sub(string_tokens));
     // JSON escapes change the count a little: cut again by what is over.
     for _ in 0..8 {
         if budget < crate::ToolOutputLimits::MIN_MAX_TOKENS {
-            break;
+            return None;
         }
         let mut cut = original.clone();
-        let truncation = cap(&mut cut, &limit(budget), tokenizer)?;
+        let truncation = cap(
+            &mut cut,
+            &ToolLimit {
+                max_tokens: budget,
+                ..limit.clone()
+            },
+            tokenizer,
+        )?;
         *longest_string(&mut value)? = cut;
-        let tokens = tokenizer.count(&serde_json::to_string(&value).ok()?);
-        if tokens <= max_tokens {
-            record(tool, truncation, failed);
-            return Some((raw(&value), truncation));
+        let tokens = count(&value);
+        if tokens <= limit.max_tokens {
+            return Some((value, truncation));
         }
-        budget = budget.saturating_sub(tokens - max_tokens);
-        *longest_string(&mut value)? = original.clone();
+        budget = budget.saturating_sub(tokens - limit.max_tokens);
     }
-    tracing::warn!(
-        tool,
-        tokens = total,
-        max_tokens,
-        "structuredContent is over the limit and no one string of it can be cut to fit; left whole"
-    );
+    None
+}
+
+/// `value`, `total` tokens, with items dropped from its largest arrays (from the end, or from
+/// the start when `limit` keeps the tail) until it fits `limit` with the note at the end of its
+/// last string. Its figures count the structure without the note.
+fn drop_items(
+    mut value: Value,
+    total: usize,
+    limit: &ToolLimit,
+    count: impl Fn(&Value) -> usize,
+) -> Option<(Value, Truncation)> {
+    let mut excess = total.saturating_sub(limit.max_tokens);
+    for _ in 0..16 {
+        let pointer = largest_array(&value)?;
+        let items = value.pointer_mut(&pointer)?.as_array_mut()?;
+        let (mut dropped, mut tokens) = (0, 0);
+        while tokens < excess && dropped < items.len() {
+            let at = match limit.keep {
+                Keep::Tail => dropped,
+                Keep::Head | Keep::HeadTail => items.len() - 1 - dropped,
+            };
+            // The item and its comma.
+            tokens += count(&items[at]) + 1;
+            dropped += 1;
+        }
+        match limit.keep {
+            Keep::Tail => drop(items.drain(..dropped)),
+            Keep::Head | Keep::HeadTail => items.truncate(items.len() - dropped),
+        }
+        let kept_tokens = count(&value);
+        let mut noted = value.clone();
+        if let Some(last) = last_string(&mut noted) {
+            last.push('\n');
+            last.push_str(&note(total - kept_tokens, limit.hint()));
+        }
+        let tokens = count(&noted);
+        if tokens <= limit.max_tokens {
+            let truncation = Truncation {
+                original_tokens: total,
+                kept_tokens,
+                dropped_tokens: total - kept_tokens,
+                max_tokens: limit.max_tokens,
+                keep: limit.keep,
+            };
+            return Some((noted, truncation));
+        }
+        excess = tokens - limit.max_tokens;
+    }
     None
 }
 
@@ -377,6 +450,48 @@ fn longest_string(value: &mut Value) -> Option<&mut String> {
             .reduce(|longest, s| if s.len() > longest.len() { s } else { longest }),
         _ => None,
     }
+}
+
+/// The last string of `value`, in the order its JSON is written.
+fn last_string(value: &mut Value) -> Option<&mut String> {
+    match value {
+        Value::String(string) => Some(string),
+        Value::Array(items) => items.iter_mut().rev().find_map(last_string),
+        Value::Object(fields) => fields.values_mut().rev().find_map(last_string),
+        _ => None,
+    }
+}
+
+/// The JSON pointer of the array in `value` to drop items from: the one whose JSON is the
+/// longest among those of two items or more (so that a list holding one large list is not
+/// emptied whole), else among the non-empty ones.
+fn largest_array(value: &Value) -> Option<String> {
+    fn walk(value: &Value, pointer: String, best: &mut Option<((bool, usize), String)>) {
+        match value {
+            Value::Array(items) => {
+                if !items.is_empty() {
+                    let size = serde_json::to_string(value).map_or(0, |json| json.len());
+                    let rank = (items.len() > 1, size);
+                    if best.as_ref().is_none_or(|(best, _)| rank > *best) {
+                        *best = Some((rank, pointer.clone()));
+                    }
+                }
+                for (at, item) in items.iter().enumerate() {
+                    walk(item, format!("{pointer}/{at}"), best);
+                }
+            }
+            Value::Object(fields) => {
+                for (key, field) in fields {
+                    let key = key.replace('~', "~0").replace('/', "~1");
+                    walk(field, format!("{pointer}/{key}"), best);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut best = None;
+    walk(value, String::new(), &mut best);
+    best.map(|(_, pointer)| pointer)
 }
 
 fn object(value: &RawValue) -> Option<Object> {

@@ -1,5 +1,6 @@
 // End to end: the official MCP TypeScript SDK client, through `tool-output-cap mcp`, in front of
-// the official filesystem server (`@modelcontextprotocol/server-filesystem`).
+// the official filesystem server (`@modelcontextprotocol/server-filesystem`) and of a server made
+// with the SDK that returns thousands of records (`records_server.mjs`).
 //
 //   node tests/e2e/mcp_filesystem.mjs PARTS PROXY DIR
 //
@@ -76,8 +77,25 @@ assert.ok(wholeText.startsWith(text.slice(0, text.lastIndexOf("\n"))));
 const figures = result._meta["tool-output-cap/truncation"];
 assert.equal(figures.content.original_tokens, wholeTokens);
 
+// A structure of 5,000 small records under a strict outputSchema: records are dropped, and the
+// note ends its last string.
+const recordsServer = path.join(path.dirname(new URL(import.meta.url).pathname), "records_server.mjs");
+const recordsClient = await connect(proxy, ["mcp", "--", process.execPath, recordsServer, parts]);
+const records = await recordsClient.callTool({ name: "list_records", arguments: {} }); // throws if invalid
+await recordsClient.close();
+const recordsTokens = tokens(JSON.stringify(records.structuredContent));
+assert.ok(recordsTokens <= LIMIT, `records: ${recordsTokens} tokens`);
+const kept = records.structuredContent.records;
+assert.ok(kept.length > 0 && kept.length < 5000, `${kept.length} records kept`);
+assert.deepEqual(kept[kept.length - 1], { path: `/usr/share/doc/package-${kept.length - 1}/copyright`, size: (kept.length - 1) * 7 });
+assert.match(records.structuredContent.root, /^\/usr\/share\/doc\ntruncated: \d+ tokens dropped, refine your query$/);
+assert.ok(tokens(records.content[0].text) <= LIMIT);
+
+console.log(
+  `list_records: ${kept.length} of 5000 records kept, ${recordsTokens} tokens of structuredContent`,
+);
 console.log(
   `search_files **/* over ${bigDir}: ${wholeText.length} bytes, ${wholeTokens} tokens direct; ` +
     `through the proxy ${textTokens} tokens of text and ${structuredTokens} of structuredContent`,
 );
-console.log("e2e: 5 passed, 0 failed");
+console.log("e2e: 6 passed, 0 failed");
