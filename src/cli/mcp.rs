@@ -335,7 +335,7 @@ fn cap_structured(
         ..limit.clone()
     };
     let count = |value: &Value| tokenizer.count(&serde_json::to_string(value).unwrap_or_default());
-    let capped = cut_longest_string(value.clone(), total, &limit, tokenizer, count)
+    let capped = cut_longest_string(value.clone(), &limit, tokenizer, count)
         .or_else(|| drop_items(value, total, &limit, count));
     let Some((value, truncation)) = capped else {
         tracing::warn!(
@@ -350,19 +350,20 @@ fn cap_structured(
     Some((raw(&value), truncation))
 }
 
-/// `value`, `total` tokens, with its longest string cut to make the whole fit `limit`.
+/// `value` with its longest string cut to make the whole fit `limit`.
 fn cut_longest_string(
     mut value: Value,
-    total: usize,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
     count: impl Fn(&Value) -> usize,
 ) -> Option<(Value, Truncation)> {
-    let original = longest_string(&mut value)?.clone();
-    let string_tokens = count(&Value::String(original.clone()));
-    let mut budget = limit
-        .max_tokens
-        .saturating_sub(total.saturating_sub(string_tokens));
+    let pointer = pointer_of_max(&value, |value| value.as_str().map(str::len))?;
+    let original = std::mem::take(value.pointer_mut(&pointer)?);
+    // What the rest of the structure takes, counted without the string.
+    let mut budget = limit.max_tokens.saturating_sub(count(&value));
+    let Value::String(original) = original else {
+        return None;
+    };
     // JSON escapes change the count a little: cut again by what is over.
     for _ in 0..8 {
         if budget < crate::ToolOutputLimits::MIN_MAX_TOKENS {
@@ -377,7 +378,7 @@ fn cut_longest_string(
             },
             tokenizer,
         )?;
-        *longest_string(&mut value)? = cut;
+        *value.pointer_mut(&pointer)? = Value::String(cut);
         let tokens = count(&value);
         if tokens <= limit.max_tokens {
             return Some((value, truncation));
@@ -398,7 +399,13 @@ fn drop_items(
 ) -> Option<(Value, Truncation)> {
     let mut excess = total.saturating_sub(limit.max_tokens);
     for _ in 0..16 {
-        let pointer = largest_array(&value)?;
+        // The longest list of two items or more (so that a list holding one large list is not
+        // emptied whole), else the longest non-empty one.
+        let pointer = pointer_of_max(&value, |value| {
+            let items = value.as_array().filter(|items| !items.is_empty())?;
+            let size = serde_json::to_string(items).map_or(0, |json| json.len());
+            Some((items.len() > 1, size))
+        })?;
         let items = value.pointer_mut(&pointer)?.as_array_mut()?;
         let (mut dropped, mut tokens) = (0, 0);
         while tokens < excess && dropped < items.len() {
@@ -436,22 +443,6 @@ fn drop_items(
     None
 }
 
-/// The longest string in `value`, the first of them if there are several.
-fn longest_string(value: &mut Value) -> Option<&mut String> {
-    match value {
-        Value::String(string) => Some(string),
-        Value::Array(items) => items
-            .iter_mut()
-            .filter_map(longest_string)
-            .reduce(|longest, s| if s.len() > longest.len() { s } else { longest }),
-        Value::Object(fields) => fields
-            .values_mut()
-            .filter_map(longest_string)
-            .reduce(|longest, s| if s.len() > longest.len() { s } else { longest }),
-        _ => None,
-    }
-}
-
 /// The last string of `value`, in the order its JSON is written.
 fn last_string(value: &mut Value) -> Option<&mut String> {
     match value {
@@ -462,35 +453,36 @@ fn last_string(value: &mut Value) -> Option<&mut String> {
     }
 }
 
-/// The JSON pointer of the array in `value` to drop items from: the one whose JSON is the
-/// longest among those of two items or more (so that a list holding one large list is not
-/// emptied whole), else among the non-empty ones.
-fn largest_array(value: &Value) -> Option<String> {
-    fn walk(value: &Value, pointer: String, best: &mut Option<((bool, usize), String)>) {
+/// The JSON pointer of the value in `value` that `rank` ranks highest, the first of equals.
+fn pointer_of_max<R: Ord>(value: &Value, rank: impl Fn(&Value) -> Option<R>) -> Option<String> {
+    fn walk<R: Ord>(
+        value: &Value,
+        pointer: String,
+        rank: &impl Fn(&Value) -> Option<R>,
+        best: &mut Option<(R, String)>,
+    ) {
+        if let Some(ranked) = rank(value) {
+            if best.as_ref().is_none_or(|(best, _)| ranked > *best) {
+                *best = Some((ranked, pointer.clone()));
+            }
+        }
         match value {
             Value::Array(items) => {
-                if !items.is_empty() {
-                    let size = serde_json::to_string(value).map_or(0, |json| json.len());
-                    let rank = (items.len() > 1, size);
-                    if best.as_ref().is_none_or(|(best, _)| rank > *best) {
-                        *best = Some((rank, pointer.clone()));
-                    }
-                }
                 for (at, item) in items.iter().enumerate() {
-                    walk(item, format!("{pointer}/{at}"), best);
+                    walk(item, format!("{pointer}/{at}"), rank, best);
                 }
             }
             Value::Object(fields) => {
                 for (key, field) in fields {
                     let key = key.replace('~', "~0").replace('/', "~1");
-                    walk(field, format!("{pointer}/{key}"), best);
+                    walk(field, format!("{pointer}/{key}"), rank, best);
                 }
             }
             _ => {}
         }
     }
     let mut best = None;
-    walk(value, String::new(), &mut best);
+    walk(value, String::new(), &rank, &mut best);
     best.map(|(_, pointer)| pointer)
 }
 
