@@ -215,18 +215,19 @@ impl HfTokenizer {
         let window = &text[..floor_char_boundary(text, chunk + margin)];
         let encoded = self.encode(window, true);
         let (token, at) = self
-            .sure_word_starts(&encoded, encoded.len(), window.len())
+            .sure_word_starts(window, &encoded, encoded.len(), window.len())
             .into_iter()
             .find(|&(_, at)| at >= chunk)?;
         Some((at, encoded, token))
     }
 
-    /// The word starts (first token, byte) of `encoded`, the first `tokens` ids of a text, that
+    /// The word starts (first token, byte) of `encoded`, the first `tokens` ids of `text`, that
     /// are word starts with the same tokens before them in its prefix of `end` bytes, and in any
     /// longer text it starts: those at least a quarter of [`Chunking::margin`] before `end` and
     /// not among the last two before it.
     fn sure_word_starts(
         &self,
+        text: &str,
         encoded: &tokenizers::Encoding,
         tokens: usize,
         end: usize,
@@ -242,7 +243,7 @@ impl HfTokenizer {
             .collect();
         starts.truncate(starts.len().saturating_sub(2));
         let sure = end.saturating_sub(self.chunking.margin / 4);
-        starts.retain(|&(_, at)| at <= sure);
+        starts.retain(|&(_, at)| at <= sure && text.is_char_boundary(at));
         starts
     }
 
@@ -427,7 +428,7 @@ impl Tokenizer for HfTokenizer {
                     // this chunk; else in the window before, if this chunk starts at a word
                     // start; else from this chunk's start, a line start.
                     let sure = |encoded: &_, tokens: usize, at: usize, before: usize| {
-                        let starts = self.sure_word_starts(encoded, tokens, end - at);
+                        let starts = self.sure_word_starts(&text[at..], encoded, tokens, end - at);
                         starts
                             .last()
                             .map(|&(token, start)| (before + token, at + start))
