@@ -134,6 +134,24 @@ fn a_tokenizer_that_prepends_to_each_text_is_encoded_whole_and_counted_exactly()
 }
 
 #[test]
+fn an_added_token_that_takes_white_space_keeps_the_text_whole_and_counted_exactly() {
+    let dir = scratch("lstrip");
+    let file = small_tokenizer(&dir, false);
+    let mut json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let id = json["model"]["vocab"].as_object().unwrap().len() + 1;
+    json["added_tokens"].as_array_mut().unwrap().push(serde_json::json!({"id": id, "content": "<mask>", "single_word": false, "lstrip": true, "rstrip": false, "normalized": false, "special": false}));
+    std::fs::write(&file, json.to_string()).unwrap();
+    let tokenizer = HfTokenizer::from_file(&file).unwrap();
+    assert!(!tokenizer.splits_at_line_starts());
+    // The token takes the line break before it, which a split at the line start would part.
+    let count = reference(&file);
+    let text = "<mask> beta\n".repeat(20_000);
+    assert_eq!(tokenizer.count(&text), count(&text));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
 fn a_bad_tokenizer_file_is_a_manifest_error_naming_the_key_the_path_and_the_line() {
     let dir = scratch("errors");
     std::fs::write(dir.join("not-json.json"), "this is not JSON").unwrap();

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::{floor_char_boundary, Encoding, Prefix, Tokenizer};
+use super::{count_edited_from_last_piece, floor_char_boundary, Encoding, Prefix, Tokenizer};
 
 /// How texts are cut for encoding, when the tokenizer's pipeline allows it (see
 /// [`HfTokenizer::splits_at_line_starts`]): in chunks of at least `chunk` bytes (but the last),
@@ -391,20 +391,23 @@ impl Tokenizer for HfTokenizer {
     /// Counts again from the last line start before `keep`, where the pipeline splits the
     /// edited text as it splits `text`; all of it when the pipeline may not be split.
     fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
-        let start = match self.at_lines {
-            true => line_starts(text, 0, keep).filter(|&at| at < keep).last(),
-            false => None,
-        };
-        let edited = |start: usize| self.count(&[&text[start..keep], tail].concat());
-        match start {
-            Some(start) => text_tokens.saturating_sub(self.count(&text[start..])) + edited(start),
-            None => edited(0),
+        if !self.at_lines {
+            return self.count(&[&text[..keep], tail].concat());
         }
+        // Line starts are the piece starts of `cl100k_base` after a newline.
+        count_edited_from_last_piece(
+            Encoding::Cl100kBase,
+            text,
+            text_tokens,
+            keep,
+            tail,
+            |text| self.count(text),
+        )
     }
 
     /// Counts chunk by chunk, and finds the cut from the offsets of the one chunk that crosses
-    /// the limit; the kept part of that chunk is counted again, since a cut can change how it
-    /// encodes.
+    /// the limit; the head is counted again from the last word start the cut cannot move (see
+    /// `head`), since a cut can change how the last words encode.
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
         let (mut total_tokens, mut offset) = (0, 0);
         let mut kept = None;

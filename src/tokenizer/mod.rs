@@ -200,6 +200,9 @@ fn count_edited_from_last_piece(
     count: impl Fn(&str) -> usize,
 ) -> usize {
     let start = encoding.last_piece_start(&text[..keep]);
+    if start == 0 {
+        return count(&[&text[..keep], tail].concat());
+    }
     // `count(&text[start..]) <= text_tokens` holds for an exact `text_tokens`; saturate all the
     // same.
     text_tokens.saturating_sub(count(&text[start..])) + count(&[&text[start..keep], tail].concat())
