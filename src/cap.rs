@@ -68,6 +68,13 @@ impl ToolLimit {
         self
     }
 
+    /// At most `max_tokens` tokens, note included.
+    #[must_use]
+    pub fn with_max_tokens(mut self, max_tokens: usize) -> Self {
+        self.max_tokens = max_tokens;
+        self
+    }
+
     /// Ends the note with `: hint`.
     #[must_use]
     pub fn with_hint(mut self, hint: impl Into<Arc<str>>) -> Self {
@@ -141,15 +148,81 @@ pub fn cap(
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
 ) -> Option<Truncation> {
+    let cut = cut(content, limit, tokenizer)?;
+    cut.apply(content);
+    Some(cut.truncation)
+}
+
+/// Where [`cap`] would cut `content`, without cutting it: `None` if it is within `limit`.
+///
+/// For a caller that lays the kept parts out itself, say over several text blocks that were
+/// counted as one text.
+///
+/// ```
+/// use tool_output_cap::{cut, Encoding, Keep, ToolLimit, CUT_MARKER};
+///
+/// let listing: String = (0..5000).map(|i| format!("src/file_{i}.rs\n")).collect();
+/// let limit = ToolLimit::new(200).with_keep(Keep::HeadTail);
+/// let cut = cut(&listing, &limit, Encoding::O200kBase.tokenizer()).unwrap();
+/// let capped = format!(
+///     "{}\n{CUT_MARKER}\n{}\n{}",
+///     &listing[..cut.head_end],
+///     &listing[cut.tail_start..],
+///     cut.note
+/// );
+/// let mut in_place = listing.clone();
+/// cut.apply(&mut in_place);
+/// assert_eq!(in_place, capped);
+/// ```
+pub fn cut(content: &str, limit: &ToolLimit, tokenizer: &dyn Tokenizer) -> Option<Cut> {
     if content.len() <= limit.max_tokens {
         return None;
     }
-    Some(Cut::new(content, limit, tokenizer)?.apply(content))
+    Some(Search::new(content, limit, tokenizer)?.into_cut())
 }
 
-/// Where an output over its limit is cut: it keeps `content[..head.edge]` and
+/// Where an output over its limit is cut, and the note that ends it: what [`cut`] finds and
+/// [`cap`] applies.
+///
+/// The capped output is `content[..head_end]`, then with [`Keep::HeadTail`] the line
+/// [`CUT_MARKER`], then `content[tail_start..]`, each part on a line of its own, and the note
+/// last: for [`Keep::Head`] `tail_start` is the content's length, for [`Keep::Tail`] `head_end`
+/// is 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// The end of the kept head, a char boundary of the content.
+    pub head_end: usize,
+    /// The start of the kept tail, a char boundary of the content.
+    pub tail_start: usize,
+    /// The note's line, without the newline before it.
+    pub note: String,
+    /// The figures of the cut.
+    pub truncation: Truncation,
+}
+
+impl Cut {
+    /// Whether the line [`CUT_MARKER`] stands between the head and the tail.
+    pub fn has_marker(&self) -> bool {
+        self.truncation.keep == Keep::HeadTail
+    }
+
+    /// Cuts `content`, the text this cut was found in, in place.
+    pub fn apply(&self, content: &mut String) {
+        match self.truncation.keep {
+            Keep::Head => content.truncate(self.head_end),
+            Keep::Tail => content.replace_range(..self.tail_start, ""),
+            Keep::HeadTail => {
+                content.replace_range(self.head_end..self.tail_start, &format!("\n{CUT_MARKER}\n"))
+            }
+        }
+        content.push('\n');
+        content.push_str(&self.note);
+    }
+}
+
+/// The search for where an output over its limit is cut: it keeps `content[..head.edge]` and
 /// `content[tail.edge..]`.
-struct Cut<'a> {
+struct Search<'a> {
     limit: &'a ToolLimit,
     tokenizer: &'a dyn Tokenizer,
     original_tokens: usize,
@@ -177,7 +250,7 @@ impl Part {
     }
 }
 
-impl<'a> Cut<'a> {
+impl<'a> Search<'a> {
     /// Finds the cut, or `None` if the content is within the limit.
     fn new(content: &str, limit: &'a ToolLimit, tokenizer: &'a dyn Tokenizer) -> Option<Self> {
         let max_tokens = limit.max_tokens;
@@ -198,7 +271,7 @@ impl<'a> Cut<'a> {
         if first.total_tokens <= max_tokens {
             return None;
         }
-        let mut cut = Cut {
+        let mut cut = Search {
             limit,
             tokenizer,
             original_tokens: first.total_tokens,
@@ -356,26 +429,20 @@ impl<'a> Cut<'a> {
         capped
     }
 
-    /// Cuts `content` in place and says how.
-    fn apply(self, content: &mut String) -> Truncation {
-        match self.limit.keep {
-            Keep::Head => {
-                content.truncate(self.head.edge);
-                content.push_str(&self.line);
-            }
-            Keep::Tail => {
-                content.replace_range(..self.tail.edge, "");
-                content.push_str(&self.line);
-            }
-            Keep::HeadTail => *content = self.assemble(content),
-        }
+    /// The cut found.
+    fn into_cut(self) -> Cut {
         let kept_tokens = self.head.tokens + self.tail.tokens;
-        Truncation {
-            original_tokens: self.original_tokens,
-            kept_tokens,
-            dropped_tokens: self.original_tokens - kept_tokens,
-            max_tokens: self.limit.max_tokens,
-            keep: self.limit.keep,
+        Cut {
+            head_end: self.head.edge,
+            tail_start: self.tail.edge,
+            note: self.line[1..].to_owned(),
+            truncation: Truncation {
+                original_tokens: self.original_tokens,
+                kept_tokens,
+                dropped_tokens: self.original_tokens - kept_tokens,
+                max_tokens: self.limit.max_tokens,
+                keep: self.limit.keep,
+            },
         }
     }
 }

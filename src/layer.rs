@@ -31,7 +31,7 @@ impl ToolOutputCapLayer {
     /// The encoder is built here (a tokenizer file was loaded with the limits), once per
     /// process, so that no tool call waits for it.
     pub fn new(limits: ToolOutputLimits) -> Self {
-        let tokenizer = limits.tokenizer();
+        let tokenizer = limits.tokenizer_ref();
         ToolOutputCapLayer::from_parts(limits, tokenizer)
     }
 

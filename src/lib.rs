@@ -11,8 +11,8 @@
 //!
 //! Cargo features: `bpe-openai` counts with bpe-openai instead of tiktoken-rs; `hf` counts in a
 //! model's own tokens from its Hugging Face `tokenizer.json` (`HfTokenizer`, or
-//! `tokenizer_file` in the manifest); `cli` builds the `tool-output-cap` binary, an MCP stdio
-//! proxy and shell filters for agent hosts that cannot link this crate (see the README).
+//! `tokenizer_file` in the manifest). The `tool-output-cap` binary, an MCP stdio proxy and shell
+//! filters for agent hosts that cannot link this crate, is the crate `tool-output-cap-cli`.
 //!
 //! # Example
 //!
@@ -61,9 +61,6 @@
 )]
 
 mod cap;
-#[cfg(feature = "cli")]
-#[doc(hidden)]
-pub mod cli;
 pub mod future;
 mod layer;
 mod manifest;
@@ -73,7 +70,7 @@ mod tool;
 mod truncate;
 mod worker;
 
-pub use cap::{cap, note, Keep, ToolLimit, CUT_MARKER};
+pub use cap::{cap, cut, note, Cut, Keep, ToolLimit, CUT_MARKER};
 pub use layer::ToolOutputCapLayer;
 pub use manifest::{Manifest, ManifestError, ToolOutputLimits, WorkerManifest};
 pub use service::ToolOutputCap;

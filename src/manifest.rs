@@ -12,7 +12,9 @@ use toml::Spanned;
 use crate::cap::{Keep, ToolLimit};
 #[cfg(feature = "hf")]
 use crate::tokenizer::HfTokenizer;
-use crate::tokenizer::{Encoding, TokenizerRef};
+use crate::tokenizer::{Encoding, Tokenizer, TokenizerRef};
+use crate::tool::Truncation;
+use crate::truncate::cap_text;
 
 /// The agent's manifest, of which this crate reads `[worker]`.
 ///
@@ -103,6 +105,20 @@ impl ToolOutputLimits {
             default: ToolLimit::new(default_max_tokens),
             ..Self::default()
         })
+    }
+
+    /// Gives tools without a limit of their own `limit`; an error if it is under
+    /// [`Self::MIN_MAX_TOKENS`] or its hint is more than one line.
+    pub fn with_default_limit(mut self, limit: ToolLimit) -> Result<Self, ManifestError> {
+        check_min("default_max_tokens", limit.max_tokens())?;
+        if limit.hint().is_some_and(|hint| hint.contains(['\n', '\r'])) {
+            return Err(ManifestError {
+                message: format!("the default hint {HINT_ON_ONE_LINE}"),
+                ..ManifestError::default()
+            });
+        }
+        self.default = limit;
+        Ok(self)
     }
 
     /// Keeps `keep` of the outputs of tools without a limit of their own, and of tools given
@@ -216,8 +232,43 @@ impl ToolOutputLimits {
         self.tokenizer_file.as_ref().map(|file| file.0.path())
     }
 
-    /// The tokenizer these limits count with: the tokenizer file's, or the encoding's.
-    pub(crate) fn tokenizer(&self) -> TokenizerRef {
+    /// The tokenizer these limits count with: the tokenizer file's, or the encoding's with the
+    /// default engine ([`Encoding::tokenizer`]).
+    pub fn tokenizer(&self) -> &dyn Tokenizer {
+        #[cfg(feature = "hf")]
+        if let Some(TokenizerFile(tokenizer)) = &self.tokenizer_file {
+            return tokenizer.as_ref();
+        }
+        self.encoding.tokenizer()
+    }
+
+    /// Caps `text`, an output of `tool`, to the tool's limit, counting with
+    /// [`tokenizer`](Self::tokenizer), and emits the truncation event as the layer does
+    /// ([`Truncation::record`]). For a caller that holds outputs as plain text, not as
+    /// [`ToolOutput`](crate::ToolOutput)s.
+    ///
+    /// ```
+    /// use tool_output_cap::ToolOutputLimits;
+    ///
+    /// let limits = ToolOutputLimits::default().with_tool("Grep", 100)?;
+    /// let mut matches: String = (0..1000).map(|i| format!("src/lib.rs:{i}: return x;\n")).collect();
+    /// let truncation = limits.cap("Grep", &mut matches).expect("over 100 tokens");
+    /// assert_eq!(truncation.max_tokens, 100);
+    /// assert!(matches.ends_with("tokens dropped, refine your query"));
+    /// # Ok::<(), tool_output_cap::ManifestError>(())
+    /// ```
+    pub fn cap(&self, tool: &str, text: &mut String) -> Option<Truncation> {
+        cap_text(tool, text, self.limit_for(tool), self.tokenizer(), false)
+    }
+
+    /// Caps `message`, an error of `tool`, to the tool's limit, keeping its end as the layer does
+    /// for a [`ToolError`](crate::ToolError), and emits the truncation event.
+    pub fn cap_error(&self, tool: &str, message: &mut String) -> Option<Truncation> {
+        cap_text(tool, message, self.limit_for(tool), self.tokenizer(), true)
+    }
+
+    /// The tokenizer these limits count with, as the layer holds it.
+    pub(crate) fn tokenizer_ref(&self) -> TokenizerRef {
         #[cfg(feature = "hf")]
         if let Some(TokenizerFile(tokenizer)) = &self.tokenizer_file {
             return TokenizerRef::Shared(Arc::clone(tokenizer) as _);

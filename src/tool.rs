@@ -85,3 +85,26 @@ pub struct Truncation {
     /// What was kept.
     pub keep: Keep,
 }
+
+impl Truncation {
+    /// Emits the `tracing` event the layer emits for each cut, at level `INFO` with the target
+    /// `tool_output_cap`: the tool's name and these figures, for the output of `tool`, or its
+    /// error if it `failed`. For a cut made with [`cap`](crate::cap) directly.
+    pub fn record(&self, tool: &str, failed: bool) {
+        tracing::info!(
+            target: crate::truncate::TARGET,
+            tool,
+            original_tokens = self.original_tokens,
+            kept_tokens = self.kept_tokens,
+            dropped_tokens = self.dropped_tokens,
+            max_tokens = self.max_tokens,
+            keep = self.keep.name(),
+            "{}",
+            if failed {
+                "truncated tool error"
+            } else {
+                "truncated tool output"
+            }
+        );
+    }
+}

@@ -1,5 +1,5 @@
 //! Capping a tool's output or error and recording the truncation: the one place the layer, the
-//! worker and the `tool-output-cap` binary do it.
+//! worker and [`ToolOutputLimits::cap`](crate::ToolOutputLimits::cap) do it.
 
 use crate::cap::{cap, Keep, ToolLimit};
 use crate::tokenizer::Tokenizer;
@@ -22,27 +22,8 @@ pub(crate) fn cap_text(
     } else {
         cap(text, limit, tokenizer)?
     };
-    record(tool, truncation, failed);
+    truncation.record(tool, failed);
     Some(truncation)
-}
-
-/// Records the truncation event of a cut of `tool`'s output, or its error if it `failed`.
-pub(crate) fn record(tool: &str, truncation: Truncation, failed: bool) {
-    tracing::info!(
-        target: TARGET,
-        tool,
-        original_tokens = truncation.original_tokens,
-        kept_tokens = truncation.kept_tokens,
-        dropped_tokens = truncation.dropped_tokens,
-        max_tokens = truncation.max_tokens,
-        keep = truncation.keep.name(),
-        "{}",
-        if failed {
-            "truncated tool error"
-        } else {
-            "truncated tool output"
-        }
-    );
 }
 
 /// Caps `output` to `limit` and records the truncation, if any.

@@ -407,3 +407,52 @@ fn a_tokenizer_file_without_the_hf_feature_is_an_error_never_o200k() {
         "{err}"
     );
 }
+
+#[test]
+fn a_default_limit_set_over_the_manifest_leaves_the_tools_of_their_own() {
+    let manifest = Manifest::from_toml_str(
+        "[worker.tool_output]\ndefault_max_tokens = 4000\n[worker.tool_output.per_tool]\nGrep = 300\n",
+    )
+    .unwrap();
+    let limits = manifest
+        .worker
+        .limits()
+        .with_default_limit(
+            ToolLimit::new(100)
+                .with_keep(Keep::Tail)
+                .with_hint("narrow it"),
+        )
+        .unwrap();
+    assert_eq!(limits.limit_for("Glob").max_tokens(), 100);
+    assert_eq!(limits.limit_for("Glob").keep(), Keep::Tail);
+    assert_eq!(limits.limit_for("Glob").hint(), Some("narrow it"));
+    assert_eq!(limits.limit_for("Grep").max_tokens(), 300);
+
+    let error = ToolOutputLimits::default()
+        .with_default_limit(ToolLimit::new(31))
+        .unwrap_err();
+    assert_eq!(error.key(), Some("worker.tool_output.default_max_tokens"));
+    let error = ToolOutputLimits::default()
+        .with_default_limit(ToolLimit::new(100).with_hint("two\nlines"))
+        .unwrap_err();
+    assert!(error.to_string().contains("must be one line"), "{error}");
+}
+
+#[test]
+fn limits_cap_a_text_with_its_tools_limit_and_an_error_keeping_its_end() {
+    let limits = ToolOutputLimits::default().with_tool("Bash", 64).unwrap();
+    let log: String = (0..500).map(|i| format!("line {i}\n")).collect::<String>() + "error: last";
+    let mut output = log.clone();
+    let truncation = limits.cap("Bash", &mut output).expect("over 64 tokens");
+    assert_eq!((truncation.max_tokens, truncation.keep), (64, Keep::Head));
+    assert!(output.starts_with("line 0\n"));
+    let mut error = log.clone();
+    let truncation = limits
+        .cap_error("Bash", &mut error)
+        .expect("over 64 tokens");
+    assert_eq!(truncation.keep, Keep::Tail);
+    assert!(error.contains("error: last\ntruncated: "), "{error}");
+    let mut small = "ok".to_owned();
+    assert_eq!(limits.cap("Glob", &mut small), None);
+    assert_eq!(small, "ok");
+}

@@ -5,7 +5,7 @@ pub mod corpus;
 
 use proptest::prelude::*;
 use tool_output_cap::{
-    cap, note, Encoding, Keep, Tokenizer, ToolLimit, ToolOutput, Truncation, CUT_MARKER,
+    cap, cut, note, Encoding, Keep, Tokenizer, ToolLimit, ToolOutput, Truncation, CUT_MARKER,
 };
 
 /// Tokens of `text` in o200k_base, counted by the crate's tiktoken-rs backend.
@@ -47,12 +47,29 @@ pub fn check_with(
     count: &dyn Fn(&str) -> usize,
 ) -> Option<(String, Truncation)> {
     let mut capped = original.to_owned();
+    let found = cut(original, limit, tokenizer);
     let Some(truncation) = cap(&mut capped, limit, tokenizer) else {
         assert!(count(original) <= limit.max_tokens());
         assert_eq!(capped, original);
+        assert_eq!(found, None, "cut agrees with cap");
         return None;
     };
     assert_truncated_with(original, &capped, &truncation, limit, count);
+    // `cut` says where `cap` cut: the parts it names, laid out, are the capped output.
+    let found = found.expect("cut agrees with cap");
+    assert_eq!(found.truncation, truncation);
+    let marker = if found.has_marker() {
+        format!("\n{CUT_MARKER}\n")
+    } else {
+        String::new()
+    };
+    let laid_out = format!(
+        "{}{marker}{}\n{}",
+        &original[..found.head_end],
+        &original[found.tail_start..],
+        found.note
+    );
+    assert_eq!(capped, laid_out);
     Some((capped, truncation))
 }
 

@@ -1,72 +1,20 @@
-//! The MCP result surgery: what the proxy reads of a message to route it, and how it caps a
-//! `CallToolResult` while keeping every field it does not touch byte for byte.
-
-use std::borrow::Cow;
+//! The MCP result surgery: how the proxy caps a `CallToolResult` while keeping every field it
+//! does not touch byte for byte.
 
 use indexmap::IndexMap;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
+use tool_output_cap::{
+    cap, cut, note, Cut, Keep, Tokenizer, ToolLimit, ToolOutputLimits, Truncation, CUT_MARKER,
+};
 
-use crate::cap::{cap, note, ToolLimit, CUT_MARKER};
-use crate::tokenizer::Tokenizer;
-use crate::truncate::{cap_text, record};
-use crate::{Keep, Truncation};
+use crate::pending::{string, Carries};
 
 /// A JSON object whose values are kept as they came.
 type Object = IndexMap<String, Box<RawValue>>;
 
 /// The `_meta` key under which a capped result carries its truncation figures.
 pub(crate) const META_KEY: &str = "tool-output-cap/truncation";
-
-/// The fields a message is routed by; the rest is skipped unparsed.
-#[derive(Debug, Deserialize)]
-pub(crate) struct Envelope<'a> {
-    #[serde(borrow, default)]
-    pub(crate) id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub(crate) method: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub(crate) params: Option<&'a RawValue>,
-}
-
-impl<'a> Envelope<'a> {
-    /// The envelope of a line, if it is a JSON object.
-    pub(crate) fn of(line: &'a [u8]) -> Option<Self> {
-        serde_json::from_slice(line).ok()
-    }
-
-    /// The id as a key that equal ids share: `s` and the string, or `n` and the number as
-    /// written.
-    pub(crate) fn id_key(&self) -> Option<String> {
-        id_key(self.id?)
-    }
-
-    /// The string field `name` of the params.
-    pub(crate) fn param(&self, name: &str) -> Option<&'a RawValue> {
-        let params: IndexMap<Cow<'a, str>, &'a RawValue> =
-            serde_json::from_str(self.params?.get()).ok()?;
-        params.get(name).copied()
-    }
-}
-
-/// The key of a JSON-RPC id: strings and integers; `None` for anything else.
-pub(crate) fn id_key(id: &RawValue) -> Option<String> {
-    let text = id.get();
-    if text.starts_with('"') {
-        let id: String = serde_json::from_str(text).ok()?;
-        Some(format!("s{id}"))
-    } else if text.starts_with(|c: char| c == '-' || c.is_ascii_digit()) {
-        Some(format!("n{text}"))
-    } else {
-        None
-    }
-}
-
-/// A string JSON value, decoded.
-pub(crate) fn string(value: &RawValue) -> Option<String> {
-    serde_json::from_str(value.get()).ok()
-}
 
 /// What a response the proxy waited for turned out to be.
 #[derive(Debug, PartialEq)]
@@ -77,16 +25,6 @@ pub(crate) enum Response {
     Task(String),
     /// The capped line, without its line end.
     Capped(String),
-}
-
-/// Which result a response carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Carries {
-    /// A `CallToolResult`, or a `CreateTaskResult` (`tools/call`, `tasks/result`).
-    CallToolResult,
-    /// A task whose `result` is the `CallToolResult` once its status is `completed`
-    /// (`tasks/get`).
-    Task,
 }
 
 /// Caps the `CallToolResult` in the response `line` to `limit`.
@@ -219,7 +157,7 @@ fn cap_content(
         .iter()
         .map(|(_, _, text)| text.len() + 1)
         .sum::<usize>();
-    if texts_len.saturating_sub(1) <= limit.max_tokens {
+    if texts_len.saturating_sub(1) <= limit.max_tokens() {
         return None;
     }
     let joined = texts
@@ -227,10 +165,15 @@ fn cap_content(
         .map(|(_, _, text)| text.as_str())
         .collect::<Vec<_>>()
         .join("\n");
-    let mut capped = joined.clone();
-    let truncation = cap_text(tool, &mut capped, limit, tokenizer, failed)?;
+    let limit = if failed {
+        limit.clone().with_keep(Keep::Tail)
+    } else {
+        limit.clone()
+    };
+    let cut = cut(&joined, &limit, tokenizer)?;
+    cut.truncation.record(tool, failed);
     let lengths: Vec<usize> = texts.iter().map(|(_, _, text)| text.len()).collect();
-    let kept = split_back(&joined, &capped, truncation.keep, &lengths)?;
+    let kept = split(&joined, &cut, &lengths);
     let mut removed = Vec::new();
     for ((at, mut block, _), kept) in texts.into_iter().zip(kept) {
         match kept {
@@ -247,49 +190,29 @@ fn cap_content(
         .filter(|(at, _)| !removed.contains(at))
         .map(|(_, block)| block)
         .collect();
-    Some((raw(&blocks), truncation))
+    Some((raw(&blocks), cut.truncation))
 }
 
 /// The text of each of the blocks of `lengths`, whose texts joined by newlines are `joined`,
-/// once `joined` is `capped` as [`cap`] cuts with `keep`: `None` for a block wholly cut out.
-/// The kept texts joined by newlines are `capped`.
-fn split_back(
-    joined: &str,
-    capped: &str,
-    keep: Keep,
-    lengths: &[usize],
-) -> Option<Vec<Option<String>>> {
-    let (body, note) = capped.rsplit_once('\n')?;
-    // The kept head is joined[..head_end], the kept tail joined[tail_start..].
-    let (head_end, tail_start) = match keep {
-        Keep::Head => (body.len(), usize::MAX),
-        Keep::Tail => (0, joined.len() - body.len()),
-        Keep::HeadTail => {
-            let marker = format!("\n{CUT_MARKER}\n");
-            body.match_indices(&marker).find_map(|(at, _)| {
-                let tail = &body[at + marker.len()..];
-                (joined.starts_with(&body[..at])
-                    && joined.ends_with(tail)
-                    && at + tail.len() <= joined.len())
-                .then(|| (at, joined.len() - tail.len()))
-            })?
-        }
-    };
+/// once `cut`: `None` for a block wholly cut out. The kept texts joined by newlines are
+/// `joined` capped.
+fn split(joined: &str, cut: &Cut, lengths: &[usize]) -> Vec<Option<String>> {
+    let keep = cut.truncation.keep;
     let mut kept = Vec::with_capacity(lengths.len());
-    let (mut start, mut last_head, mut marked) = (0, 0, false);
+    let (mut start, mut last_head, mut marked) = (0, None, false);
     for (block, &len) in lengths.iter().enumerate() {
         let end = start + len;
-        let head =
-            (keep != Keep::Tail && start <= head_end).then(|| &joined[start..end.min(head_end)]);
-        let tail =
-            (keep != Keep::Head && end >= tail_start).then(|| &joined[start.max(tail_start)..end]);
+        let head = (keep != Keep::Tail && start <= cut.head_end)
+            .then(|| &joined[start..end.min(cut.head_end)]);
+        let tail = (keep != Keep::Head && end >= cut.tail_start)
+            .then(|| &joined[start.max(cut.tail_start)..end]);
         kept.push(match (head, tail) {
             (Some(head), Some(tail)) => {
                 marked = true;
                 Some(format!("{head}\n{CUT_MARKER}\n{tail}"))
             }
             (Some(head), None) => {
-                last_head = block;
+                last_head = Some(block);
                 Some(head.to_owned())
             }
             (None, Some(tail)) => Some(tail.to_owned()),
@@ -298,15 +221,18 @@ fn split_back(
         start = end + 1;
     }
     // A head and a tail in different blocks: the marker ends the head's last block.
-    if keep == Keep::HeadTail && !marked {
-        kept[last_head]
-            .as_mut()?
-            .push_str(&format!("\n{CUT_MARKER}"));
+    if let Some(text) = last_head
+        .filter(|_| cut.has_marker() && !marked)
+        .and_then(|block| kept[block].as_mut())
+    {
+        text.push('\n');
+        text.push_str(CUT_MARKER);
     }
-    let last = kept.iter_mut().rev().find_map(Option::as_mut)?;
-    last.push('\n');
-    last.push_str(note);
-    Some(kept)
+    if let Some(last) = kept.iter_mut().rev().find_map(Option::as_mut) {
+        last.push('\n');
+        last.push_str(&cut.note);
+    }
+    kept
 }
 
 /// `structuredContent`, when its compact JSON is over the limit, cut to fit: its longest string
@@ -320,7 +246,7 @@ fn cap_structured(
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
 ) -> Option<(Box<RawValue>, Truncation)> {
-    let max_tokens = limit.max_tokens;
+    let max_tokens = limit.max_tokens();
     let value: Value = serde_json::from_str(value.get()).ok()?;
     let compact = serde_json::to_string(&value).ok()?;
     if compact.len() <= max_tokens {
@@ -330,9 +256,10 @@ fn cap_structured(
     if total <= max_tokens {
         return None;
     }
-    let limit = ToolLimit {
-        keep: if failed { Keep::Tail } else { limit.keep },
-        ..limit.clone()
+    let limit = if failed {
+        limit.clone().with_keep(Keep::Tail)
+    } else {
+        limit.clone()
     };
     let count = |value: &Value| tokenizer.count(&serde_json::to_string(value).unwrap_or_default());
     let capped = cut_longest_string(value.clone(), &limit, tokenizer, count)
@@ -346,7 +273,7 @@ fn cap_structured(
         );
         return None;
     };
-    record(tool, truncation, failed);
+    truncation.record(tool, failed);
     Some((raw(&value), truncation))
 }
 
@@ -360,30 +287,23 @@ fn cut_longest_string(
     let pointer = pointer_of_max(&value, |value| value.as_str().map(str::len))?;
     let original = std::mem::take(value.pointer_mut(&pointer)?);
     // What the rest of the structure takes, counted without the string.
-    let mut budget = limit.max_tokens.saturating_sub(count(&value));
+    let mut budget = limit.max_tokens().saturating_sub(count(&value));
     let Value::String(original) = original else {
         return None;
     };
     // JSON escapes change the count a little: cut again by what is over.
     for _ in 0..8 {
-        if budget < crate::ToolOutputLimits::MIN_MAX_TOKENS {
+        if budget < ToolOutputLimits::MIN_MAX_TOKENS {
             return None;
         }
         let mut cut = original.clone();
-        let truncation = cap(
-            &mut cut,
-            &ToolLimit {
-                max_tokens: budget,
-                ..limit.clone()
-            },
-            tokenizer,
-        )?;
+        let truncation = cap(&mut cut, &limit.clone().with_max_tokens(budget), tokenizer)?;
         *value.pointer_mut(&pointer)? = Value::String(cut);
         let tokens = count(&value);
-        if tokens <= limit.max_tokens {
+        if tokens <= limit.max_tokens() {
             return Some((value, truncation));
         }
-        budget = budget.saturating_sub(tokens - limit.max_tokens);
+        budget = budget.saturating_sub(tokens - limit.max_tokens());
     }
     None
 }
@@ -397,7 +317,7 @@ fn drop_items(
     limit: &ToolLimit,
     count: impl Fn(&Value) -> usize,
 ) -> Option<(Value, Truncation)> {
-    let mut excess = total.saturating_sub(limit.max_tokens);
+    let mut excess = total.saturating_sub(limit.max_tokens());
     for _ in 0..16 {
         // The longest list of two items or more (so that a list holding one large list is not
         // emptied whole), else the longest non-empty one.
@@ -409,7 +329,7 @@ fn drop_items(
         let items = value.pointer_mut(&pointer)?.as_array_mut()?;
         let (mut dropped, mut tokens) = (0, 0);
         while tokens < excess && dropped < items.len() {
-            let at = match limit.keep {
+            let at = match limit.keep() {
                 Keep::Tail => dropped,
                 Keep::Head | Keep::HeadTail => items.len() - 1 - dropped,
             };
@@ -417,7 +337,7 @@ fn drop_items(
             tokens += count(&items[at]) + 1;
             dropped += 1;
         }
-        match limit.keep {
+        match limit.keep() {
             Keep::Tail => drop(items.drain(..dropped)),
             Keep::Head | Keep::HeadTail => items.truncate(items.len() - dropped),
         }
@@ -428,17 +348,17 @@ fn drop_items(
             last.push_str(&note(total - kept_tokens, limit.hint()));
         }
         let tokens = count(&noted);
-        if tokens <= limit.max_tokens {
+        if tokens <= limit.max_tokens() {
             let truncation = Truncation {
                 original_tokens: total,
                 kept_tokens,
                 dropped_tokens: total - kept_tokens,
-                max_tokens: limit.max_tokens,
-                keep: limit.keep,
+                max_tokens: limit.max_tokens(),
+                keep: limit.keep(),
             };
             return Some((noted, truncation));
         }
-        excess = tokens - limit.max_tokens;
+        excess = tokens - limit.max_tokens();
     }
     None
 }

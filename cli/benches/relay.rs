@@ -7,10 +7,10 @@
 //!   token count of its text.
 //!
 //! ```text
-//! cargo bench --features cli --bench relay
+//! cargo bench -p tool-output-cap-cli --bench relay
 //! ```
 
-#[path = "../tests/common/corpus.rs"]
+#[path = "../../tests/common/corpus.rs"]
 #[allow(dead_code)]
 mod corpus;
 

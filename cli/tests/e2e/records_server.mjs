@@ -2,7 +2,7 @@
 // 5,000 records as structuredContent under a strict outputSchema: no one string of it can be cut
 // to fit a limit, so the proxy must drop records instead, and the client must still accept it.
 //
-//   node tests/e2e/records_server.mjs PARTS
+//   node cli/tests/e2e/records_server.mjs PARTS
 
 import { createRequire } from "node:module";
 import path from "node:path";

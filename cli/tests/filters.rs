@@ -1,7 +1,7 @@
 //! The `cap` and `count` filters of the `tool-output-cap` binary.
 
-#![cfg(feature = "cli")]
-
+#[cfg(feature = "hf")]
+#[path = "../../tests/common/mod.rs"]
 mod common;
 
 use std::io::Write;

@@ -1,19 +1,25 @@
-//! The `tool-output-cap` binary, behind the `cli` feature: an MCP stdio proxy (`mcp`) and shell
-//! filters (`cap`, `count`). Not part of the library's API.
+//! `tool-output-cap`: the cap of the `tool-output-cap` crate for agent hosts and shells that
+//! cannot link a Rust crate. An MCP stdio proxy (`mcp`, checked by `check`), and filters (`run`,
+//! `cap`, `count`). See the README.
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
 mod args;
+mod check;
+mod child;
+mod config;
 mod filter;
-mod mcp;
+mod pending;
 mod relay;
+mod result;
+mod run;
 
 use args::{Args, Command};
 
 /// Runs the command line; logs go to stderr, at the level `RUST_LOG` sets (`warn` without it).
-pub fn main() -> ExitCode {
+fn main() -> ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
@@ -23,12 +29,24 @@ pub fn main() -> ExitCode {
         )
         .init();
     let outcome = match args.command {
-        Command::Mcp {
-            manifest,
-            counting,
+        Command::Mcp { limit, server } => relay::run(&limit, &server.command),
+        Command::Check {
+            limit,
+            timeout,
+            server,
+        } => check::run(
+            &limit,
+            std::time::Duration::from_secs(timeout),
+            &server.command,
+        ),
+        Command::Run {
+            limit,
+            tool,
             command,
-        } => relay::run(manifest.as_deref(), &counting, &command),
-        Command::Cap { limit } => filter::cap(limit).map(|()| ExitCode::SUCCESS),
+        } => run::run(&limit, tool.tool.as_deref(), &command.command),
+        Command::Cap { limit, tool } => {
+            filter::cap(&limit, tool.tool.as_deref()).map(|()| ExitCode::SUCCESS)
+        }
         Command::Count { manifest, counting } => {
             filter::count(manifest.as_deref(), &counting).map(|()| ExitCode::SUCCESS)
         }
@@ -55,7 +73,7 @@ impl Failure {
         }
     }
 
-    /// Reading or writing failed: exit code 1.
+    /// Reading or writing failed, or a server did not answer: exit code 1.
     pub(crate) fn io(message: impl Into<String>) -> Self {
         Failure {
             message: message.into(),
@@ -63,7 +81,7 @@ impl Failure {
         }
     }
 
-    /// The server command could not be started: exit code 127, as a shell says.
+    /// The command could not be started: exit code 127, as a shell says.
     pub(crate) fn not_started(message: impl Into<String>) -> Self {
         Failure {
             message: message.into(),
@@ -72,8 +90,8 @@ impl Failure {
     }
 }
 
-impl From<crate::ManifestError> for Failure {
-    fn from(error: crate::ManifestError) -> Self {
+impl From<tool_output_cap::ManifestError> for Failure {
+    fn from(error: tool_output_cap::ManifestError) -> Self {
         Failure::usage(error.to_string())
     }
 }

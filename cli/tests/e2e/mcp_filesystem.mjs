@@ -2,7 +2,7 @@
 // the official filesystem server (`@modelcontextprotocol/server-filesystem`) and of a server made
 // with the SDK that returns thousands of records (`records_server.mjs`).
 //
-//   node tests/e2e/mcp_filesystem.mjs PARTS PROXY DIR
+//   node cli/tests/e2e/mcp_filesystem.mjs PARTS PROXY DIR
 //
 // PARTS is the folder where .ci/run installed both packages, PROXY the built binary, DIR a large
 // folder to search. The client validates every result against the tool's outputSchema, so a

@@ -1,7 +1,7 @@
 //! The `tool-output-cap mcp` proxy in front of a scripted fake server: a `sh` script that logs
 //! every line it receives and answers line N with the lines the test wrote for it.
 
-#![cfg(all(feature = "cli", unix))]
+#![cfg(unix)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};

@@ -1,0 +1,187 @@
+//! The command line.
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use tool_output_cap::{Encoding, Keep};
+
+/// Caps what LLM tools return to a token budget before the model reads it: in front of an MCP
+/// server, around a command, or in a shell pipeline.
+///
+/// Tokens are counted with a real tokenizer (o200k_base by default, or a model's own
+/// tokenizer.json). An output over its limit is cut and ends with the line
+/// `truncated: N tokens dropped, refine your query`. The limits come from the flags, over a
+/// manifest's `[worker.tool_output]`: `--manifest FILE`, else the file in
+/// $TOOL_OUTPUT_CAP_MANIFEST, else `tool-output-cap/manifest.toml` in the user's config folder
+/// (~/.config on Linux), else the built-in defaults: 5000 tokens, keep head, o200k_base.
+#[derive(Debug, Parser)]
+#[command(name = "tool-output-cap", version, about, long_about)]
+#[command(after_help = "\
+Examples:
+  tool-output-cap mcp --max-tokens 4000 -- npx -y @modelcontextprotocol/server-filesystem ~/projects
+  tool-output-cap check -- npx -y @modelcontextprotocol/server-filesystem ~/projects
+  tool-output-cap run --keep tail -- cargo build
+  rg -n TODO / | tool-output-cap cap --max-tokens 3000
+  git diff | tool-output-cap count")]
+pub(crate) struct Args {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Runs COMMAND as an MCP stdio server and relays its messages, capping each tool result.
+    ///
+    /// Limits in the manifest's `per_tool` are keyed by MCP tool names (`check` lists them); the
+    /// flags set the limit of every other tool.
+    #[command(after_help = "\
+Example:
+  tool-output-cap mcp --manifest ~/.config/tool-output-cap/manifest.toml -- \\
+    npx -y @modelcontextprotocol/server-filesystem ~/projects")]
+    Mcp {
+        #[command(flatten)]
+        limit: LimitArgs,
+        #[command(flatten)]
+        server: CommandArgs,
+    },
+    /// Starts COMMAND as `mcp` would, lists its tools with the limit each gets, and exits.
+    ///
+    /// Exits 0 when the server answered, and non-zero with the reason and the server's stderr
+    /// when it could not start, exited, or did not answer in time.
+    #[command(after_help = "\
+Example:
+  tool-output-cap check --manifest agent.toml -- npx -y @modelcontextprotocol/server-filesystem .")]
+    Check {
+        #[command(flatten)]
+        limit: LimitArgs,
+        /// How long the server has to answer each request, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+        timeout: u64,
+        #[command(flatten)]
+        server: CommandArgs,
+    },
+    /// Runs COMMAND, caps its stdout and stderr (merged, in the order written) and exits with
+    /// its exit code.
+    ///
+    /// Keeps head and tail unless --keep or the tool's limit says otherwise: a command's first
+    /// lines say what it did and hold its first error, its last lines its summary.
+    #[command(after_help = "\
+Example:
+  tool-output-cap run --max-tokens 3000 -- cargo test")]
+    Run {
+        #[command(flatten)]
+        limit: LimitArgs,
+        #[command(flatten)]
+        tool: ToolArg,
+        #[command(flatten)]
+        command: CommandArgs,
+    },
+    /// Reads stdin and writes it to stdout, capped.
+    #[command(after_help = "\
+Example:
+  cargo build 2>&1 | tool-output-cap cap --keep tail --max-tokens 3000")]
+    Cap {
+        #[command(flatten)]
+        limit: LimitArgs,
+        #[command(flatten)]
+        tool: ToolArg,
+    },
+    /// Prints the token count of stdin.
+    #[command(after_help = "\
+Example:
+  git diff | tool-output-cap count --encoding cl100k_base")]
+    Count {
+        /// The manifest whose `encoding` or `tokenizer_file` to count with.
+        #[arg(long, value_name = "FILE")]
+        manifest: Option<PathBuf>,
+        #[command(flatten)]
+        counting: CountingArgs,
+    },
+}
+
+/// A command to run and its arguments: the first argument that is not a flag of ours, or
+/// everything after `--`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CommandArgs {
+    /// The command and its arguments, with or without `--` before them.
+    #[arg(
+        required = true,
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    pub(crate) command: Vec<String>,
+}
+
+/// The tool whose limit applies.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ToolArg {
+    /// The tool whose limit in the manifest applies; the default limit without it.
+    #[arg(long, value_name = "NAME")]
+    pub(crate) tool: Option<String>,
+}
+
+/// What tokens are counted with, over the manifest's choice.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CountingArgs {
+    /// The vocabulary to count in: o200k_base (the default) or cl100k_base.
+    #[arg(long, value_name = "NAME", conflicts_with = "tokenizer_file")]
+    pub(crate) encoding: Option<EncodingArg>,
+    /// A model's Hugging Face tokenizer.json to count with.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) tokenizer_file: Option<PathBuf>,
+}
+
+/// A limit: the manifest's, with flags over it.
+#[derive(Debug, clap::Args)]
+pub(crate) struct LimitArgs {
+    /// The manifest to read limits from (its `[worker.tool_output]` section).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) manifest: Option<PathBuf>,
+    /// The budget, note included: 32 or more [default: 5000].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(32..))]
+    pub(crate) max_tokens: Option<u32>,
+    /// What a cut keeps [default: head; for `run`, head_tail].
+    #[arg(long)]
+    pub(crate) keep: Option<KeepArg>,
+    /// Ends the note with `: TEXT` (one line).
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) hint: Option<String>,
+    #[command(flatten)]
+    pub(crate) counting: CountingArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum KeepArg {
+    Head,
+    Tail,
+    #[value(name = "head_tail")]
+    HeadTail,
+}
+
+impl From<KeepArg> for Keep {
+    fn from(keep: KeepArg) -> Keep {
+        match keep {
+            KeepArg::Head => Keep::Head,
+            KeepArg::Tail => Keep::Tail,
+            KeepArg::HeadTail => Keep::HeadTail,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum EncodingArg {
+    #[value(name = "o200k_base")]
+    O200kBase,
+    #[value(name = "cl100k_base")]
+    Cl100kBase,
+}
+
+impl From<EncodingArg> for Encoding {
+    fn from(encoding: EncodingArg) -> Encoding {
+        match encoding {
+            EncodingArg::O200kBase => Encoding::O200kBase,
+            EncodingArg::Cl100kBase => Encoding::Cl100kBase,
+        }
+    }
+}

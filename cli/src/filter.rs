@@ -1,0 +1,62 @@
+//! `cap` and `count`: stdin to stdout.
+
+use std::io::{Read, Write};
+use std::path::Path;
+
+use crate::args::{CountingArgs, LimitArgs};
+use crate::config::Config;
+use crate::Failure;
+
+/// Writes stdin to stdout, capped to the limit of `tool` (the default limit without one) with
+/// the flags of `args` over it.
+pub(crate) fn cap(args: &LimitArgs, tool: Option<&str>) -> Result<(), Failure> {
+    let config = Config::load(args.manifest.as_deref(), &args.counting)?;
+    let limit = config.limit(tool, args, None)?;
+    let mut text = read_stdin()?;
+    // Without --tool, the event names the tool `stdin`.
+    capped(&mut text, tool.unwrap_or("stdin"), &limit, &config);
+    write_stdout(text.as_bytes())
+}
+
+/// Prints the token count of stdin.
+pub(crate) fn count(manifest: Option<&Path>, counting: &CountingArgs) -> Result<(), Failure> {
+    let config = Config::load(manifest, counting)?;
+    let text = read_stdin()?;
+    write_stdout(format!("{}\n", config.limits.tokenizer().count(&text)).as_bytes())
+}
+
+/// Caps `text`, an output of `tool`, to `limit`, and records the cut.
+pub(crate) fn capped(
+    text: &mut String,
+    tool: &str,
+    limit: &tool_output_cap::ToolLimit,
+    config: &Config,
+) {
+    if let Some(truncation) = tool_output_cap::cap(text, limit, config.limits.tokenizer()) {
+        truncation.record(tool, false);
+    }
+}
+
+/// All of stdin, which must be UTF-8.
+fn read_stdin() -> Result<String, Failure> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| Failure::io(format!("cannot read stdin: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        Failure::io(format!(
+            "stdin is not UTF-8: invalid byte at offset {}; tokens are counted in text",
+            e.utf8_error().valid_up_to()
+        ))
+    })
+}
+
+/// Writes `bytes` to stdout and flushes it.
+pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure::io(format!("cannot write stdout: {e}")))
+}

@@ -1,0 +1,190 @@
+//! `mcp`: runs the server command and relays newline-delimited JSON-RPC between the host (this
+//! process's stdin and stdout) and the server (the child's), capping each tool result.
+//!
+//! Every line is forwarded byte for byte, in order, but the responses to `tools/call` (and the
+//! task results that carry a tool's result later), which are capped. Host messages are read for
+//! their method, id and the few params that route them; server messages for their id, and only
+//! while a call is pending.
+
+use std::process::{ExitCode, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::process::Child;
+use tool_output_cap::ToolOutputLimits;
+
+use crate::args::LimitArgs;
+use crate::child;
+use crate::config::Config;
+use crate::pending::{Pending, Waiting};
+use crate::result::{cap_response, Response};
+use crate::Failure;
+
+/// How long the server has to exit once its stdin is closed, and again after SIGTERM.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// Runs `command` as the server, relaying until it exits; its exit code is this process's.
+pub(crate) fn run(args: &LimitArgs, command: &[String]) -> Result<ExitCode, Failure> {
+    let limits = Config::for_every_tool(args)?.limits;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
+    let outcome = runtime.block_on(relay(limits, command));
+    // Reading stdin may still block a thread: do not wait for it.
+    runtime.shutdown_background();
+    outcome
+}
+
+async fn relay(limits: ToolOutputLimits, command: &[String]) -> Result<ExitCode, Failure> {
+    let mut child = tokio::process::Command::from(child::command(command)?)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| child::not_started(command, e))?;
+    let (Some(server_in), Some(server_out)) = (child.stdin.take(), child.stdout.take()) else {
+        unreachable!("both pipes were asked for");
+    };
+    let pending = Arc::new(Mutex::new(Pending::default()));
+    let mut to_server = tokio::spawn(host_to_server(
+        tokio::io::stdin(),
+        server_in,
+        Arc::clone(&pending),
+    ));
+    let to_host = tokio::spawn(server_to_host(
+        server_out,
+        tokio::io::stdout(),
+        pending,
+        Arc::new(limits),
+    ));
+    let status = tokio::select! {
+        status = child.wait() => status,
+        _ = &mut to_server => stop(&mut child).await,
+    }
+    .map_err(|e| Failure::io(format!("cannot wait for `{}`: {e}", command[0])))?;
+    // Flush what the server wrote before it exited, unless something it left holds the pipe.
+    match tokio::time::timeout(GRACE, to_host).await {
+        Ok(Ok(Err(e))) => tracing::warn!("cannot relay the server's output: {e}"),
+        Err(_) => tracing::warn!("the server's stdout stayed open after it exited"),
+        _ => {}
+    }
+    Ok(child::exit_code(status))
+}
+
+/// Once the host has closed stdin (and so the server's): waits for the server to exit, then
+/// sends it SIGTERM, then SIGKILL.
+async fn stop(child: &mut Child) -> std::io::Result<ExitStatus> {
+    if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
+        return status;
+    }
+    #[cfg(unix)]
+    if let Some(pid) = child.id() {
+        tracing::warn!(
+            pid,
+            "the server has not exited since stdin closed; sending SIGTERM"
+        );
+        let pid = nix::unistd::Pid::from_raw(pid as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
+            return status;
+        }
+    }
+    tracing::warn!("the server has not exited; killing it");
+    child.kill().await?;
+    child.wait().await
+}
+
+/// Relays the host's lines to the server, noting the calls whose results to cap; closes the
+/// server's stdin when the host closes its own.
+async fn host_to_server(
+    from_host: impl AsyncRead + Unpin,
+    to_server: impl AsyncWrite + Unpin,
+    pending: Arc<Mutex<Pending>>,
+) {
+    let mut reader = BufReader::new(from_host);
+    let mut writer = BufWriter::new(to_server);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        lock(&pending).note_host_message(&line);
+        if writer.write_all(&line).await.is_err() {
+            break;
+        }
+        if reader.buffer().is_empty() && writer.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = writer.shutdown().await;
+}
+
+/// Relays the server's lines to the host, capping the results of pending calls in order.
+async fn server_to_host(
+    from_server: impl AsyncRead + Unpin,
+    to_host: impl AsyncWrite + Unpin,
+    pending: Arc<Mutex<Pending>>,
+    limits: Arc<ToolOutputLimits>,
+) -> std::io::Result<()> {
+    let mut reader = BufReader::with_capacity(64 * 1024, from_server);
+    let mut writer = BufWriter::with_capacity(64 * 1024, to_host);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line).await? == 0 {
+            break;
+        }
+        let waited = lock(&pending).take_response(&line);
+        if let Some(Waiting { tool, carries }) = waited {
+            let limits = Arc::clone(&limits);
+            let owned = std::mem::take(&mut line);
+            // Capping is CPU work: off the runtime's threads, so host messages keep flowing;
+            // awaited here, so nothing overtakes it.
+            let (response, owned, tool) = tokio::task::spawn_blocking(move || {
+                let response = match std::str::from_utf8(&owned) {
+                    Ok(text) => cap_response(
+                        text.trim_end_matches(['\r', '\n']),
+                        carries,
+                        &tool,
+                        limits.limit_for(&tool),
+                        limits.tokenizer(),
+                    ),
+                    Err(_) => Response::Unchanged,
+                };
+                (response, owned, tool)
+            })
+            .await?;
+            line = owned;
+            match response {
+                Response::Capped(capped) => {
+                    let end = &line[line.trim_ascii_end().len()..];
+                    writer.write_all(capped.as_bytes()).await?;
+                    writer.write_all(end).await?;
+                }
+                Response::Task(task) => {
+                    lock(&pending).note_task(task, tool);
+                    writer.write_all(&line).await?;
+                }
+                Response::Unchanged => writer.write_all(&line).await?,
+            }
+        } else {
+            writer.write_all(&line).await?;
+        }
+        if reader.buffer().is_empty() {
+            writer.flush().await?;
+        }
+    }
+    writer.flush().await
+}
+
+fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
+    pending
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
