@@ -14,7 +14,21 @@ use tool_output_cap::{Encoding, CUT_MARKER};
 const BIN: &str = env!("CARGO_BIN_EXE_tool-output-cap");
 
 fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(BIN)
+    run_in(&[], args, stdin)
+}
+
+/// The binary with `env` and no manifest but what `env` and `args` name: none from the test's
+/// own environment, none in the user's config folder.
+fn run_in(env: &[(&str, &std::path::Path)], args: &[&str], stdin: &[u8]) -> Output {
+    let mut command = Command::new(BIN);
+    command
+        .env_remove("TOOL_OUTPUT_CAP_MANIFEST")
+        .env("XDG_CONFIG_HOME", "/nonexistent/config")
+        .env("HOME", "/nonexistent");
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let mut child = command
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -239,4 +253,149 @@ fn tokenizer_file_needs_the_hf_feature() {
     let output = run(&["count", "--tokenizer-file", "tokenizer.json"], b"x");
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("build with the `hf` feature"));
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "tool-output-cap-filters-{}-{name}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn manifest(path: &std::path::Path, max_tokens: usize) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        path,
+        format!("[worker.tool_output]\ndefault_max_tokens = {max_tokens}\n"),
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_manifest_is_the_flags_else_the_variables_else_the_config_folders() {
+    let dir = scratch("manifests");
+    let config = dir.join("config");
+    manifest(&config.join("tool-output-cap/manifest.toml"), 100);
+    manifest(&dir.join("env.toml"), 200);
+    manifest(&dir.join("flag.toml"), 300);
+    let log = build_log();
+    let env_file = dir.join("env.toml");
+    let capped_to = |env: &[(&str, &std::path::Path)], args: &[&str]| {
+        let output = run_in(env, args, log.as_bytes());
+        assert!(output.status.success(), "{output:?}");
+        tokens(stdout(&output))
+    };
+    let folder = [("XDG_CONFIG_HOME", config.as_path())];
+    let both = [
+        ("XDG_CONFIG_HOME", config.as_path()),
+        ("TOOL_OUTPUT_CAP_MANIFEST", env_file.as_path()),
+    ];
+    let flag = dir.join("flag.toml");
+    let tokens_of = [
+        capped_to(&folder, &["cap"]),
+        capped_to(&both, &["cap"]),
+        capped_to(&both, &["cap", "--manifest", flag.to_str().unwrap()]),
+        capped_to(&[], &["cap"]),
+    ];
+    // Each within its limit, and no further below it than a line edge may move a cut.
+    assert!((80..=100).contains(&tokens_of[0]), "{tokens_of:?}");
+    assert!((170..=200).contains(&tokens_of[1]), "{tokens_of:?}");
+    assert!((260..=300).contains(&tokens_of[2]), "{tokens_of:?}");
+    assert!(
+        (4300..=5000).contains(&tokens_of[3]),
+        "built-in: {tokens_of:?}"
+    );
+
+    // A path that is named must be there; the config folder's file need not be.
+    let missing = dir.join("missing.toml");
+    let output = run_in(
+        &[("TOOL_OUTPUT_CAP_MANIFEST", missing.as_path())],
+        &["cap"],
+        b"x",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("missing.toml"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn run_caps_the_merged_output_and_exits_with_the_commands_code() {
+    let script = "for i in $(seq 1 3000); do echo \"out $i\"; echo \"err $i\" >&2; done; exit 3";
+    let output = run(
+        &["run", "--max-tokens", "300", "--", "sh", "-c", script],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(3));
+    let capped = stdout(&output);
+    assert!(tokens(capped) <= 300, "{}", tokens(capped));
+    // Both streams, in the order written; head and tail by default.
+    assert!(
+        capped.starts_with("out 1\nerr 1\nout 2\nerr 2\n"),
+        "{capped}"
+    );
+    let (kept, note) = capped.rsplit_once('\n').unwrap();
+    assert!(note.starts_with("truncated: "), "{note}");
+    assert!(kept.contains(&format!("\n{CUT_MARKER}\n")), "{kept}");
+    assert!(
+        kept.ends_with("out 3000\nerr 3000\n") || kept.ends_with("err 3000"),
+        "{kept}"
+    );
+
+    // Without `--`, keeping the tail; a signal is 128 + its number, as a shell says.
+    let output = run(
+        &[
+            "run",
+            "--keep",
+            "tail",
+            "--max-tokens",
+            "100",
+            "sh",
+            "-c",
+            "seq 1 5000; kill -TERM $$",
+        ],
+        b"",
+    );
+    assert_eq!(output.status.code(), Some(128 + 15));
+    let capped = stdout(&output);
+    assert!(capped.contains("4999\n5000\n"), "{capped}");
+    assert!(!capped.contains(CUT_MARKER));
+
+    // Within the limit: byte for byte, and stdin is the command's.
+    let output = run(
+        &["run", "--", "sh", "-c", "cat; printf 'no newline'"],
+        b"from stdin\n",
+    );
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "from stdin\nno newline");
+
+    let output = run(&["run", "--", "/nonexistent/command"], b"");
+    assert_eq!(output.status.code(), Some(127));
+    assert!(output.stdout.is_empty());
+}
+
+#[test]
+fn the_help_says_what_the_binary_is_its_defaults_and_an_example_a_subcommand() {
+    let output = run(&["--help"], b"");
+    let help = stdout(&output);
+    assert!(
+        help.contains("5000 tokens, keep head, o200k_base"),
+        "{help}"
+    );
+    for example in [
+        "tool-output-cap mcp ",
+        "tool-output-cap check ",
+        "tool-output-cap run ",
+        "| tool-output-cap cap ",
+        "| tool-output-cap count",
+    ] {
+        assert!(help.contains(example), "{example}: {help}");
+    }
+    for subcommand in ["mcp", "check", "run", "cap", "count"] {
+        let output = run(&[subcommand, "--help"], b"");
+        assert!(stdout(&output).contains("Example:\n  "), "{subcommand}");
+    }
 }

@@ -36,6 +36,15 @@ struct Session {
     lines: mpsc::Receiver<Vec<u8>>,
 }
 
+/// `command` with no manifest but the one a test gives: none from the environment, none in
+/// the user's config folder.
+fn isolated<'a>(command: &'a mut Command, dir: &Path) -> &'a mut Command {
+    command
+        .env_remove("TOOL_OUTPUT_CAP_MANIFEST")
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("HOME", dir)
+}
+
 /// A folder of its own for each test.
 fn scratch(name: &str) -> PathBuf {
     let dir =
@@ -57,16 +66,26 @@ fn line(value: Value) -> String {
 }
 
 impl Session {
+    /// The proxy with the manifest `manifest`, if any, in front of the fake server.
     fn start(dir: PathBuf, manifest: Option<&str>) -> Session {
-        let mut command = Command::new(PROXY);
-        command.arg("mcp");
+        let mut flags = Vec::new();
         if let Some(manifest) = manifest {
             let path = dir.join("agent.toml");
             std::fs::write(&path, manifest).unwrap();
-            command.arg("--manifest").arg(path);
+            flags = vec!["--manifest".to_owned(), path.to_str().unwrap().to_owned()];
         }
-        let mut proxy = command
-            .args(["--", "sh", "-c", SERVER])
+        Session::start_with(dir, &flags, true)
+    }
+
+    /// The proxy with `flags` in front of the fake server, with `--` before its command or not.
+    fn start_with(dir: PathBuf, flags: &[String], dashes: bool) -> Session {
+        let mut command = Command::new(PROXY);
+        command.arg("mcp").args(flags);
+        if dashes {
+            command.arg("--");
+        }
+        let mut proxy = isolated(&mut command, &dir)
+            .args(["sh", "-c", SERVER])
             .env("DIR", &dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -596,7 +615,7 @@ fn a_missing_command_or_a_bad_manifest_fails_before_any_output() {
         ),
     ];
     for (args, code, message) in cases {
-        let output = Command::new(PROXY)
+        let output = isolated(&mut Command::new(PROXY), &dir)
             .args(args)
             .stdin(Stdio::null())
             .output()
@@ -607,6 +626,60 @@ fn a_missing_command_or_a_bad_manifest_fails_before_any_output() {
         assert!(stderr.contains(message), "{stderr}");
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_limit_flags_set_the_default_limit_and_the_command_needs_no_dashes() {
+    let dir = scratch("flags");
+    let text = listing(5_000);
+    let result = |id: u32| {
+        line(json!({"jsonrpc": "2.0", "id": id, "result": {
+            "content": [{"type": "text", "text": text}],
+        }}))
+    };
+    answer(&dir, 1, &[result(1)]);
+    answer(&dir, 2, &[result(2)]);
+    let manifest = dir.join("agent.toml");
+    std::fs::write(
+        &manifest,
+        "[worker.tool_output.per_tool]\nread_text_file = 200\n",
+    )
+    .unwrap();
+    // As gemini-cli stores `mcp FLAGS -- COMMAND`: without the `--`.
+    let flags = [
+        "--manifest",
+        manifest.to_str().unwrap(),
+        "--max-tokens",
+        "300",
+        "--keep",
+        "tail",
+        "--hint",
+        "use a narrower pattern",
+    ];
+    let flags: Vec<String> = flags.iter().map(|flag| flag.to_string()).collect();
+    let mut session = Session::start_with(dir, &flags, false);
+    session.send_json(call(json!(1), "search_files"));
+    let response = session.next_json();
+    let capped = response["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(tokens(capped) <= 300, "{}", tokens(capped));
+    assert!(
+        text.ends_with(capped.rsplit_once('\n').unwrap().0),
+        "the tail is kept"
+    );
+    assert!(note_of(capped).ends_with("refine your query: use a narrower pattern"));
+    assert_eq!(
+        response["result"]["_meta"][META_KEY]["content"]["max_tokens"],
+        300
+    );
+    // A tool with a limit of its own in the manifest keeps it.
+    session.send_json(call(json!(2), "read_text_file"));
+    let response = session.next_json();
+    let figures = &response["result"]["_meta"][META_KEY]["content"];
+    assert_eq!(
+        (figures["max_tokens"].as_u64(), figures["keep"].as_str()),
+        (Some(200), Some("head"))
+    );
+    assert_eq!(session.finish().0, Some(0));
 }
 
 #[test]
@@ -755,4 +828,198 @@ fn a_structure_of_many_small_items_loses_items_to_fit() {
         1,
         "{stderr}"
     );
+}
+
+/// `check` with `args` in front of the fake server of `dir`: its exit code, stdout and stderr.
+fn check(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let output = isolated(&mut Command::new(PROXY), dir)
+        .arg("check")
+        .args(args)
+        .args(["sh", "-c", SERVER])
+        .env("DIR", dir)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = |bytes: &[u8]| String::from_utf8_lossy(bytes).into_owned();
+    (
+        output.status.code(),
+        text(&output.stdout),
+        text(&output.stderr),
+    )
+}
+
+#[test]
+fn check_lists_every_page_of_tools_with_their_limits_and_warns_of_unknown_names() {
+    let dir = scratch("check");
+    let tools = |names: &[&str]| -> Vec<Value> {
+        names
+            .iter()
+            .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
+            .collect()
+    };
+    answer(
+        &dir,
+        1,
+        &[line(json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"},
+        }}))],
+    );
+    // Line 2 is `notifications/initialized`; the server asks for the roots before it answers.
+    answer(
+        &dir,
+        3,
+        &[
+            line(json!({"jsonrpc": "2.0", "id": 0, "method": "roots/list"})),
+            line(
+                json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": tools(&["read_text_file", "search_files"]), "nextCursor": "page-2"}}),
+            ),
+        ],
+    );
+    answer(
+        &dir,
+        5,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 3, "result": {"tools": tools(&["directory_tree"])}}),
+        )],
+    );
+    let manifest = dir.join("agent.toml");
+    std::fs::write(
+        &manifest,
+        "[worker.tool_output]\ndefault_max_tokens = 4000\n[worker.tool_output.per_tool]\n\
+         search_files = { max_tokens = 3000, hint = \"use a narrower pattern\" }\nGlob = 1000\n",
+    )
+    .unwrap();
+    let (code, out, err) = check(
+        &dir,
+        &[
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--keep",
+            "tail",
+            "--",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains(&format!("manifest: {}", manifest.display())),
+        "{out}"
+    );
+    assert!(out.contains("counting: o200k_base"), "{out}");
+    assert!(out.contains("server: 3 tools (MCP 2025-06-18)"), "{out}");
+    let row = |tool: &str| -> Vec<String> {
+        let line = out
+            .lines()
+            .find(|line| line.starts_with(tool))
+            .unwrap_or_else(|| panic!("{tool}: {out}"));
+        line.split_whitespace().map(str::to_owned).collect()
+    };
+    assert_eq!(
+        row("read_text_file"),
+        ["read_text_file", "4000", "tail", "default"]
+    );
+    assert_eq!(
+        row("search_files")[..4],
+        ["search_files", "3000", "head", "per_tool"]
+    );
+    assert!(out.contains("use a narrower pattern"), "{out}");
+    assert_eq!(
+        row("directory_tree"),
+        ["directory_tree", "4000", "tail", "default"]
+    );
+    assert!(
+        out.contains("warning: `per_tool.Glob` names no tool of this server"),
+        "{out}"
+    );
+    let received = std::fs::read_to_string(dir.join("received")).unwrap();
+    let received: Vec<Value> = received
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(received[0]["method"], "initialize");
+    assert_eq!(received[1]["method"], "notifications/initialized");
+    assert_eq!(
+        received[3],
+        json!({"jsonrpc": "2.0", "id": 0, "result": {"roots": []}})
+    );
+    assert_eq!(received[4]["params"]["cursor"], "page-2");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn check_asks_a_server_without_a_handshake_the_2026_07_28_way() {
+    let dir = scratch("check-stateless");
+    answer(
+        &dir,
+        1,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "Method not found"}}),
+        )],
+    );
+    answer(
+        &dir,
+        2,
+        &[line(
+            json!({"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete", "tools": [{"name": "search", "inputSchema": {}}]}}),
+        )],
+    );
+    let (code, out, err) = check(&dir, &[]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("manifest: none, built-in defaults"), "{out}");
+    assert!(out.contains("server: 1 tools (MCP 2026-07-28)"), "{out}");
+    let received = std::fs::read_to_string(dir.join("received")).unwrap();
+    let list: Value = serde_json::from_str(received.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(list["method"], "tools/list");
+    assert_eq!(
+        list["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn check_fails_with_the_reason_and_the_servers_stderr() {
+    let dir = scratch("check-fails");
+    // Exits before it answers, saying why on stderr.
+    let output = isolated(&mut Command::new(PROXY), &dir)
+        .args([
+            "check",
+            "--",
+            "sh",
+            "-c",
+            "echo 'error: /nowhere is not a folder' >&2; exit 1",
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("closed its stdout before it answered `initialize`"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("error: /nowhere is not a folder"),
+        "{stderr}"
+    );
+    assert!(output.stdout.is_empty());
+
+    // Answers nothing: the timeout.
+    let start = Instant::now();
+    let (code, out, err) = check(&dir, &["--timeout", "1"]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(
+        err.contains("did not answer `initialize` within 1 s"),
+        "{err}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+    let output = isolated(&mut Command::new(PROXY), &dir)
+        .args(["check", "/nonexistent/server"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(127));
+    let _ = std::fs::remove_dir_all(dir);
 }

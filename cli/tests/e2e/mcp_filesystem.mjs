@@ -91,6 +91,16 @@ assert.deepEqual(kept[kept.length - 1], { path: `/usr/share/doc/package-${kept.l
 assert.match(records.structuredContent.root, /^\/usr\/share\/doc\ntruncated: \d+ tokens dropped, refine your query$/);
 assert.ok(tokens(records.content[0].text) <= LIMIT);
 
+// `check` lists the real server's tools with the limit each gets.
+const checked = execFileSync(proxy, ["check", "--max-tokens", "3000", "--", process.execPath, server, bigDir], {
+  encoding: "utf8",
+});
+const serverLine = checked.match(/^server: (\d+) tools \(MCP (.+)\)$/m);
+assert.ok(serverLine && Number(serverLine[1]) > 5, checked);
+assert.match(checked, /^search_files +3000 +head +default$/m);
+assert.match(checked, /^read_text_file +3000 +head +default$/m);
+
+console.log(`check: ${serverLine[1]} tools, MCP ${serverLine[2]}`);
 console.log(
   `list_records: ${kept.length} of 5000 records kept, ${recordsTokens} tokens of structuredContent`,
 );
@@ -98,4 +108,4 @@ console.log(
   `search_files **/* over ${bigDir}: ${wholeText.length} bytes, ${wholeTokens} tokens direct; ` +
     `through the proxy ${textTokens} tokens of text and ${structuredTokens} of structuredContent`,
 );
-console.log("e2e: 6 passed, 0 failed");
+console.log("e2e: 7 passed, 0 failed");
