@@ -1,0 +1,156 @@
+// End to end in real hosts: Claude Code, Codex and gemini-cli, each set up with its own
+// `mcp add` line from cli/README.md (the proxy in front of the official filesystem server), each
+// pointed at the fake model API of fake_model.mjs on 127.0.0.1. The fake model calls
+// `search_files` with `**/*` over a large folder; the request that comes back holds what the
+// host shows the model of the result, which must be within the limit and end with the note.
+//
+//   node cli/tests/e2e/hosts.mjs PARTS PROXY DIR
+//
+// PARTS is the folder where .ci/run installed the hosts and the server, PROXY the built binary,
+// DIR a large folder. The server runs as `node .../server-filesystem/dist/index.js DIR` where the
+// README says `npx -y @modelcontextprotocol/server-filesystem DIR`: the same package, without a
+// download. A host that is not installed is skipped, with a line saying so.
+
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+import { startFakeModel } from "./fake_model.mjs";
+
+const [parts, proxy, bigDir] = process.argv.slice(2).map((arg) => path.resolve(arg));
+const server = path.join(parts, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+const bin = (name) => path.join(parts, "node_modules/.bin", name);
+const LIMIT = 5000;
+const NOTE = /truncated: \d+ tokens dropped, refine your query$/;
+const serverLine = [proxy, "mcp", "--", process.execPath, server, bigDir];
+
+const tokens = (text) => Number(execFileSync(proxy, ["count"], { input: text, maxBuffer: 1 << 30 }));
+
+/** Runs a host to its end: its exit code and output. */
+function runHost(command, args, options) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+    let [stdout, stderr] = ["", ""];
+    child.stdout.on("data", (data) => (stdout += data));
+    child.stderr.on("data", (data) => (stderr += data));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 300_000);
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+const hosts = {
+  // Claude Code shows the model the compact JSON of structuredContent, as a tool_result.
+  async "Claude Code"(home, model) {
+    const env = {
+      ...process.env,
+      HOME: home,
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_API_KEY: "sk-e2e",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      DISABLE_TELEMETRY: "1",
+      DISABLE_AUTOUPDATER: "1",
+    };
+    // The filesystem server gets Claude Code's folder as its root: run it in the folder listed.
+    execFileSync(bin("claude"), ["mcp", "add", "filesystem", "--", ...serverLine], { env, cwd: bigDir });
+    const run = await runHost(bin("claude"), ["-p", "List every file.", "--allowedTools", "mcp__filesystem__*", "--output-format", "json", "--no-session-persistence"], { env, cwd: bigDir });
+    assert.equal(run.status, 0, run.stderr);
+    const blocks = model.requests
+      .filter((request) => request.path.endsWith("/messages"))
+      .flatMap((request) => request.body.messages ?? [])
+      .flatMap((message) => (Array.isArray(message.content) ? message.content : []));
+    const result = blocks.find((block) => block.type === "tool_result");
+    assert.ok(result, "Claude Code sent the model a tool_result");
+    const content = result.content;
+    return typeof content === "string" ? content : content.map((block) => block.text ?? "").join("\n");
+  },
+
+  // Codex shows the model structuredContent as function_call_output, after a line of its own,
+  // and cuts it again to about 12 KB, keeping both ends.
+  async Codex(home, model) {
+    writeFileSync(
+      path.join(home, "config.toml"),
+      [
+        'model = "e2e-model"', // not one of Codex's own models, so MCP tools are called directly
+        'model_provider = "fake"',
+        'approval_policy = "never"',
+        "",
+        "[model_providers.fake]",
+        'name = "fake"',
+        `base_url = "${model.url}/v1"`,
+        'env_key = "FAKE_API_KEY"',
+        'wire_api = "responses"',
+        "request_max_retries = 0",
+        "stream_max_retries = 0",
+        "",
+      ].join("\n"),
+    );
+    const env = { ...process.env, HOME: home, CODEX_HOME: home, FAKE_API_KEY: "sk-e2e" };
+    execFileSync(bin("codex"), ["mcp", "add", "filesystem", "--", ...serverLine], { env, cwd: bigDir, stdio: "ignore" });
+    const run = await runHost(bin("codex"), ["exec", "--skip-git-repo-check", "--json", "List every file."], { env, cwd: bigDir });
+    assert.equal(run.status, 0, run.stderr);
+    const output = model.requests
+      .filter((request) => request.path.endsWith("/responses"))
+      .flatMap((request) => request.body.input ?? [])
+      .find((item) => item.type === "function_call_output");
+    assert.ok(output, "Codex sent the model a function_call_output");
+    const text = typeof output.output === "string" ? output.output : JSON.stringify(output.output);
+    return text.replace(/^Wall time: [^\n]*\nOutput:\n/, "");
+  },
+
+  // gemini-cli shows the model the content text in <untrusted_context>, as a functionResponse.
+  // It drops the `--` of the line; it runs MCP servers only in a trusted folder.
+  async "gemini-cli"(home, model) {
+    mkdirSync(path.join(home, ".gemini"));
+    writeFileSync(
+      path.join(home, ".gemini/settings.json"),
+      JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false } }),
+    );
+    writeFileSync(path.join(home, ".gemini/trustedFolders.json"), JSON.stringify({ [bigDir]: "TRUST_FOLDER" }));
+    const env = { ...process.env, HOME: home, GOOGLE_GEMINI_BASE_URL: model.url, GEMINI_API_KEY: "e2e", GEMINI_CLI_NO_RELAUNCH: "true" };
+    execFileSync(bin("gemini"), ["mcp", "add", "--scope", "user", "filesystem", ...serverLine], { env, cwd: bigDir, stdio: "ignore" });
+    const run = await runHost(bin("gemini"), ["-p", "List every file.", "--yolo", "--output-format", "json", "-m", "gemini-e2e"], { env, cwd: bigDir });
+    assert.equal(run.status, 0, run.stderr);
+    const response = model.requests
+      .filter((request) => request.path.includes("enerateContent"))
+      .flatMap((request) => request.body.contents ?? [])
+      .flatMap((content) => content.parts ?? [])
+      .find((part) => part.functionResponse);
+    assert.ok(response, "gemini-cli sent the model a functionResponse");
+    const output = response.functionResponse.response.output;
+    return output.replace(/^<untrusted_context>\n/, "").replace(/\n<\/untrusted_context>$/, "");
+  },
+};
+
+let [passed, failed] = [0, 0];
+for (const [name, drive] of Object.entries(hosts)) {
+  const binary = { "Claude Code": "claude", Codex: "codex", "gemini-cli": "gemini" }[name];
+  if (!existsSync(bin(binary))) {
+    console.log(`skipped ${name}: ${bin(binary)} is not installed (.ci/run installs it)`);
+    continue;
+  }
+  const home = mkdtempSync(path.join(tmpdir(), "tool-output-cap-host-"));
+  const model = await startFakeModel({ tool: "search_files", args: { path: bigDir, pattern: "**/*" } });
+  try {
+    const seen = await drive(home, model);
+    // What the proxy gave: a structuredContent's JSON ends with its string's note and `"}`.
+    const payload = seen.replace(/"\}$/, "");
+    const seenTokens = tokens(seen);
+    assert.match(payload, NOTE, `${name}: the model's tool result ends with the note`);
+    assert.ok(seenTokens <= LIMIT, `${name}: ${seenTokens} tokens`);
+    console.log(`${name}: the model got ${seenTokens} tokens, ending with "${payload.match(NOTE)[0]}"`);
+    passed += 1;
+  } catch (error) {
+    console.log(`${name}: FAILED: ${error.stack}`);
+    failed += 1;
+  } finally {
+    await model.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+console.log(`hosts: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
