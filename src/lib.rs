@@ -51,6 +51,51 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # What a cut keeps
+//!
+//! - **`head`** (the default): the start, for listings and searches. `head + "\n" + note`.
+//! - **`tail`**: the end, for build and test logs, whose errors come last. `tail + "\n" + note`.
+//! - **`head_tail`**: both ends, half the budget each (what the head leaves goes to the tail), with
+//!   the line `[... cut here ...]` where the middle was. `head + "\n[... cut here ...]\n" + tail +
+//!   "\n" + note`.
+//!
+//! In every strategy the note is the last line, the whole is within the limit, `N` is the original
+//! count less the kept parts' own counts, and [`Truncation::keep`] says which strategy applied.
+//!
+//! **Line edges.** A cut that falls inside a line moves to the line's edge (the end of the last whole
+//! line of a head, the start of the first whole line of a tail) when that gives up no more than an
+//! eighth of the part's budget. So a listing never ends on half a path as long as a path is at most
+//! an eighth of the budget (with `head_tail`, of half of it): under the default 5000 tokens, paths of
+//! up to 600 tokens. A line longer than that (a 100 KB minified script) is still cut inside.
+//!
+//! **Hints.** A tool's `hint` ends its note after a colon:
+//! `truncated: 36525 tokens dropped, refine your query: use a narrower pattern, e.g. src/**/*.rs`,
+//! still within the limit.
+//!
+//! **Errors.** When a tool fails with this crate's [`ToolError`] (or a `tower::BoxError` holding one),
+//! its message is capped with its tool's limit and hint, keeping the end, where compilers and stack
+//! traces say what went wrong; [`ToolError::truncation`] says how, and it stays an error. Other error
+//! types pass through untouched.
+//!
+//! **Turns.** [`Worker::run_turn`] runs the calls of one model turn together and records their results
+//! in the order of the calls. With `max_tokens_per_turn`, the results together, notes included,
+//! stay within it: each is held to its tool's limit, and if they are still over the turn's budget,
+//! it is shared by water-filling: every result within an equal share is kept whole, and the others
+//! are cut to the one largest share that makes them all fit (each still within its tool's limit,
+//! errors included). No share is under 32 tokens, so a turn of more than `max_tokens_per_turn / 32`
+//! calls can go over it.
+//!
+//! `cargo run --example turn` runs such a turn (Glob, a build log, a file read and a failing
+//! test) under the manifest in `examples/turn.rs`, with a 6000-token turn budget, and prints what
+//! enters the history: four results of about 1500 tokens each, 5951 tokens in all.
+//!
+//! # Where the rest is
+//!
+//! The manifest's keys are under [`Manifest`]; where to cut is [`cut`], cutting is [`cap`]; counting
+//! in another model's tokens is [`Tokenizer`] (and `HfTokenizer` with the `hf` feature). The
+//! repository's `docs/guarantees.md` names the tests that hold each promise, and
+//! `benches/README.md` the figures.
 
 #![forbid(unsafe_code)]
 #![warn(

@@ -59,7 +59,7 @@ fn both_backends_cap_alike() {
 }
 
 /// Where tiktoken-rs cannot encode a mixed white-space run whole, its halves are counted on their
-/// own; bpe-openai counts the run whole. The difference, measured here, is what the README says.
+/// own; bpe-openai counts the run whole. The difference, measured here, is what docs/tokenizers.md says.
 #[test]
 fn tiktoken_rs_halves_of_mixed_white_space_runs_are_off_by_at_most_one_token() {
     let mut state = 7u64;

@@ -372,6 +372,12 @@ fn run_caps_the_merged_output_and_exits_with_the_commands_code() {
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(stdout(&output), "from stdin\nno newline");
 
+    // Bytes that are not UTF-8 are counted and kept as U+FFFD, and said.
+    let output = run(&["run", "--", "printf", "ok \\377 ok"], b"");
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(stdout(&output), "ok \u{fffd} ok");
+    assert!(String::from_utf8_lossy(&output.stderr).contains("not UTF-8"));
+
     let output = run(&["run", "--", "/nonexistent/command"], b"");
     assert_eq!(output.status.code(), Some(127));
     assert!(output.stdout.is_empty());

@@ -4,10 +4,10 @@
 // `search_files` with `**/*` over a large folder; the request that comes back holds what the
 // host shows the model of the result, which must be within the limit and end with the note.
 //
-//   node cli/tests/e2e/hosts.mjs PARTS PROXY DIR
+//   node cli/tests/e2e/hosts.mjs PARTS PROXY DIR [MAX_TOKENS]
 //
 // PARTS is the folder where .ci/run installed the hosts and the server, PROXY the built binary,
-// DIR a large folder. The server runs as `node .../server-filesystem/dist/index.js DIR` where the
+// DIR a large folder, MAX_TOKENS the proxy's limit (5000, the default, when omitted). The server runs as `node .../server-filesystem/dist/index.js DIR` where the
 // README says `npx -y @modelcontextprotocol/server-filesystem DIR`: the same package, without a
 // download. A host that is not installed is skipped, with a line saying so.
 
@@ -19,12 +19,13 @@ import path from "node:path";
 
 import { startFakeModel } from "./fake_model.mjs";
 
-const [parts, proxy, bigDir] = process.argv.slice(2).map((arg) => path.resolve(arg));
+const [parts, proxy, bigDir] = process.argv.slice(2, 5).map((arg) => path.resolve(arg));
+const LIMIT = Number(process.argv[5] ?? 5000);
 const server = path.join(parts, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
 const bin = (name) => path.join(parts, "node_modules/.bin", name);
-const LIMIT = 5000;
 const NOTE = /truncated: \d+ tokens dropped, refine your query$/;
-const serverLine = [proxy, "mcp", "--", process.execPath, server, bigDir];
+const limitFlags = process.argv[5] ? ["--max-tokens", String(LIMIT)] : [];
+const serverLine = [proxy, "mcp", ...limitFlags, "--", process.execPath, server, bigDir];
 
 const tokens = (text) => Number(execFileSync(proxy, ["count"], { input: text, maxBuffer: 1 << 30 }));
 
@@ -142,7 +143,7 @@ for (const [name, drive] of Object.entries(hosts)) {
     const seenTokens = tokens(seen);
     assert.match(payload, NOTE, `${name}: the model's tool result ends with the note`);
     assert.ok(seenTokens <= LIMIT, `${name}: ${seenTokens} tokens`);
-    console.log(`${name}: the model got ${seenTokens} tokens, ending with "${payload.match(NOTE)[0]}"`);
+    console.log(`${name}: the model got ${seenTokens} tokens (${seen.length} characters), ending with "${payload.match(NOTE)[0]}"`);
     passed += 1;
   } catch (error) {
     console.log(`${name}: FAILED: ${error.stack}`);
