@@ -2,7 +2,10 @@
 //! cannot link a Rust crate. An MCP stdio proxy (`mcp`, checked by `check`), and filters (`run`,
 //! `cap`, `count`). See the README.
 
+#![deny(unsafe_code)] // but the one block in `child`, with its safety argument
+
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 
@@ -11,6 +14,7 @@ mod check;
 mod child;
 mod config;
 mod filter;
+mod log;
 mod pending;
 mod relay;
 mod result;
@@ -18,16 +22,14 @@ mod run;
 
 use args::{Args, Command};
 
+/// How long the logs have to reach stderr once the work is done: a host that does not read it
+/// is not waited for.
+const LOGS_FLUSH: Duration = Duration::from_millis(200);
+
 /// Runs the command line; logs go to stderr, at the level `RUST_LOG` sets (`warn` without it).
 fn main() -> ExitCode {
     let args = Args::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    log::init();
     let outcome = match args.command {
         Command::Mcp { limit, server } => relay::run(&limit, &server.command),
         Command::Check {
@@ -51,10 +53,12 @@ fn main() -> ExitCode {
             filter::count(manifest.as_deref(), &counting).map(|()| ExitCode::SUCCESS)
         }
     };
-    outcome.unwrap_or_else(|failure| {
-        eprintln!("tool-output-cap: {}", failure.message);
+    let code = outcome.unwrap_or_else(|failure| {
+        log::say(format!("tool-output-cap: {}\n", failure.message));
         ExitCode::from(failure.code)
-    })
+    });
+    log::flush(LOGS_FLUSH);
+    code
 }
 
 /// What stops the binary before it could do its job: said on stderr, with an exit code.

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::process::Child;
+use tokio::sync::watch;
 use tool_output_cap::ToolOutputLimits;
 
 use crate::args::LimitArgs;
@@ -21,8 +22,14 @@ use crate::pending::{Pending, Waiting};
 use crate::result::{cap_response, Response};
 use crate::Failure;
 
-/// How long the server has to exit once its stdin is closed, and again after SIGTERM.
-const GRACE: Duration = Duration::from_secs(2);
+/// How long the server has to exit once its stdin is closed, and again after SIGTERM: together
+/// less than the 2 s + 2 s an SDK gives the proxy itself, so that it is done before its host
+/// escalates.
+const GRACE: Duration = Duration::from_millis(1500);
+
+/// Once the server has exited, how long its stdout may stay silent before the relay stops: a
+/// process it started may hold the pipe open, and write no more.
+const SILENCE: Duration = Duration::from_millis(200);
 
 /// Runs `command` as the server, relaying until it exits; its exit code is this process's.
 pub(crate) fn run(args: &LimitArgs, command: &[String]) -> Result<ExitCode, Failure> {
@@ -32,6 +39,7 @@ pub(crate) fn run(args: &LimitArgs, command: &[String]) -> Result<ExitCode, Fail
         .enable_all()
         .build()
         .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
+    // On this thread, the main one, so that the server dies with the process (`child::command`).
     let outcome = runtime.block_on(relay(limits, command));
     // Reading stdin may still block a thread: do not wait for it.
     runtime.shutdown_background();
@@ -55,29 +63,85 @@ async fn relay(limits: ToolOutputLimits, command: &[String]) -> Result<ExitCode,
         server_in,
         Arc::clone(&pending),
     ));
-    let to_host = tokio::spawn(server_to_host(
+    let (exited, exit_seen) = watch::channel(false);
+    let mut to_host = tokio::spawn(server_to_host(
         server_out,
         tokio::io::stdout(),
         pending,
         Arc::new(limits),
+        exit_seen,
     ));
+    let mut to_host_done = false;
     let status = tokio::select! {
         status = child.wait() => status,
-        _ = &mut to_server => stop(&mut child).await,
+        _ = &mut to_server => stop(&mut child, "the host closed stdin").await,
+        signal = shutdown_signal() => {
+            // Closes the server's stdin, as a host's EOF does.
+            to_server.abort();
+            stop(&mut child, &format!("the proxy got {signal}")).await
+        }
+        relayed = &mut to_host => {
+            to_host_done = true;
+            report(relayed);
+            to_server.abort();
+            stop(&mut child, "the server closed its stdout").await
+        }
     }
     .map_err(|e| Failure::io(format!("cannot wait for `{}`: {e}", command[0])))?;
-    // Flush what the server wrote before it exited, unless something it left holds the pipe.
-    match tokio::time::timeout(GRACE, to_host).await {
-        Ok(Ok(Err(e))) => tracing::warn!("cannot relay the server's output: {e}"),
-        Err(_) => tracing::warn!("the server's stdout stayed open after it exited"),
-        _ => {}
+    // Deliver every response the server wrote before it exited, however long capping takes.
+    let _ = exited.send(true);
+    if !to_host_done {
+        report(to_host.await);
     }
     Ok(child::exit_code(status))
 }
 
-/// Once the host has closed stdin (and so the server's): waits for the server to exit, then
-/// sends it SIGTERM, then SIGKILL.
-async fn stop(child: &mut Child) -> std::io::Result<ExitStatus> {
+/// Warns of a relay to the host that failed.
+fn report(relayed: Result<std::io::Result<()>, tokio::task::JoinError>) {
+    match relayed {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!("cannot relay the server's output to the host: {e}"),
+        Err(e) => tracing::warn!("the relay to the host failed: {e}"),
+    }
+}
+
+/// The first of SIGTERM, SIGINT and SIGHUP to reach the proxy, by name.
+#[cfg(unix)]
+async fn shutdown_signal() -> &'static str {
+    use tokio::signal::unix::{signal, SignalKind};
+    let listen = |kind| signal(kind).ok();
+    let (mut term, mut int, mut hup) = (
+        listen(SignalKind::terminate()),
+        listen(SignalKind::interrupt()),
+        listen(SignalKind::hangup()),
+    );
+    tokio::select! {
+        () = recv(&mut term) => "SIGTERM",
+        () = recv(&mut int) => "SIGINT",
+        () = recv(&mut hup) => "SIGHUP",
+    }
+}
+
+/// The next signal of `stream`; never, if it could not be listened to.
+#[cfg(unix)]
+async fn recv(stream: &mut Option<tokio::signal::unix::Signal>) {
+    match stream {
+        Some(stream) => {
+            stream.recv().await;
+        }
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(not(unix))]
+async fn shutdown_signal() -> &'static str {
+    let _ = tokio::signal::ctrl_c().await;
+    "Ctrl-C"
+}
+
+/// Once the server's stdin is closed (`why`): waits for it to exit, then sends it SIGTERM, then
+/// SIGKILL.
+async fn stop(child: &mut Child, why: &str) -> std::io::Result<ExitStatus> {
     if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
         return status;
     }
@@ -85,7 +149,7 @@ async fn stop(child: &mut Child) -> std::io::Result<ExitStatus> {
     if let Some(pid) = child.id() {
         tracing::warn!(
             pid,
-            "the server has not exited since stdin closed; sending SIGTERM"
+            "{why}; the server has not exited since its stdin closed; sending SIGTERM"
         );
         let pid = nix::unistd::Pid::from_raw(pid as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
@@ -93,7 +157,7 @@ async fn stop(child: &mut Child) -> std::io::Result<ExitStatus> {
             return status;
         }
     }
-    tracing::warn!("the server has not exited; killing it");
+    tracing::warn!("{why}; the server has not exited; killing it");
     child.kill().await?;
     child.wait().await
 }
@@ -131,13 +195,14 @@ async fn server_to_host(
     to_host: impl AsyncWrite + Unpin,
     pending: Arc<Mutex<Pending>>,
     limits: Arc<ToolOutputLimits>,
+    mut exited: watch::Receiver<bool>,
 ) -> std::io::Result<()> {
     let mut reader = BufReader::with_capacity(64 * 1024, from_server);
     let mut writer = BufWriter::with_capacity(64 * 1024, to_host);
     let mut line = Vec::new();
     loop {
         line.clear();
-        if reader.read_until(b'\n', &mut line).await? == 0 {
+        if next_line(&mut reader, &mut line, &mut exited).await? == 0 {
             break;
         }
         let waited = lock(&pending).take_response(&line);
@@ -181,6 +246,38 @@ async fn server_to_host(
         }
     }
     writer.flush().await
+}
+
+/// Reads the server's next line into `line`: its length, or 0 at the end. Once the server has
+/// exited, the end is also [`SILENCE`] with nothing read: what it wrote before it exited is in
+/// the pipe, and a process it left holding the pipe open must not hold the proxy too.
+async fn next_line(
+    reader: &mut (impl AsyncBufReadExt + Unpin),
+    line: &mut Vec<u8>,
+    exited: &mut watch::Receiver<bool>,
+) -> std::io::Result<usize> {
+    loop {
+        if *exited.borrow() {
+            match tokio::time::timeout(SILENCE, reader.read_until(b'\n', line)).await {
+                Ok(read) => return read.map(|_| line.len()),
+                Err(_) if line.is_empty() => {
+                    tracing::warn!(
+                        "the server has exited, but its stdout is still open (a process it \
+                         started holds it); stopped relaying after {} ms with nothing to read",
+                        SILENCE.as_millis()
+                    );
+                    return Ok(0);
+                }
+                // Part of a line came: wait for the rest.
+                Err(_) => continue,
+            }
+        }
+        // `read_until` keeps what it read when the other branch wins, and goes on from there.
+        tokio::select! {
+            read = reader.read_until(b'\n', line) => return read.map(|_| line.len()),
+            changed = exited.changed() => if changed.is_err() { return Ok(line.len()) },
+        }
+    }
 }
 
 fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
