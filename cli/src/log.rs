@@ -2,7 +2,7 @@
 //! stderr, so that a host that does not read the proxy's stderr cannot stall the relay or its
 //! shutdown. A line that finds the queue full is dropped and counted.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, OnceLock};
@@ -22,6 +22,7 @@ pub(crate) fn init() {
     let _ = STDERR.set(Stderr { sender, state });
     tracing_subscriber::fmt()
         .with_writer(StderrQueue)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),

@@ -247,7 +247,24 @@ fn cap_structured(
     tokenizer: &dyn Tokenizer,
 ) -> Option<(Box<RawValue>, Truncation)> {
     let max_tokens = limit.max_tokens();
-    let value: Value = serde_json::from_str(value.get()).ok()?;
+    if value.get().len() <= max_tokens {
+        return None;
+    }
+    let value: Value = match serde_json::from_str(value.get()) {
+        Ok(value) => value,
+        Err(error) => {
+            let tokens = tokenizer.count(value.get());
+            if tokens > max_tokens {
+                tracing::warn!(
+                    tool,
+                    tokens,
+                    max_tokens,
+                    "structuredContent is over the limit and cannot be read to be cut ({error}); left whole"
+                );
+            }
+            return None;
+        }
+    };
     let compact = serde_json::to_string(&value).ok()?;
     if compact.len() <= max_tokens {
         return None;

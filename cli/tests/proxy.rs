@@ -1023,3 +1023,36 @@ fn check_fails_with_the_reason_and_the_servers_stderr() {
     assert_eq!(output.status.code(), Some(127));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_structure_too_deep_to_cut_passes_whole_and_says_so() {
+    let dir = scratch("deep");
+    let depth = 100_000;
+    let deep = format!("{}\"leaf\"{}", "[".repeat(depth), "]".repeat(depth));
+    let response = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"small"}}],"structuredContent":{{"tree":{deep}}}}}}}"#
+    );
+    answer(&dir, 1, &[response.clone()]);
+    let mut session = Session::start(dir, None);
+    session.send_json(call(json!(1), "directory_tree"));
+    assert_eq!(
+        session.next(),
+        format!("{response}\n").into_bytes(),
+        "passed whole"
+    );
+    let (code, stderr, _) = session.finish();
+    assert_eq!(code, Some(0));
+    assert!(
+        stderr.contains("structuredContent is over the limit"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tool=\"directory_tree\"") || stderr.contains("tool=directory_tree"),
+        "{stderr}"
+    );
+    let tokens_of_it = tokens(&format!("{{\"tree\":{deep}}}"));
+    assert!(
+        stderr.contains(&format!("tokens={tokens_of_it}")),
+        "{stderr}"
+    );
+}
