@@ -1032,7 +1032,7 @@ fn a_structure_too_deep_to_cut_passes_whole_and_says_so() {
     let response = format!(
         r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"small"}}],"structuredContent":{{"tree":{deep}}}}}}}"#
     );
-    answer(&dir, 1, &[response.clone()]);
+    answer(&dir, 1, std::slice::from_ref(&response));
     let mut session = Session::start(dir, None);
     session.send_json(call(json!(1), "directory_tree"));
     assert_eq!(
