@@ -152,7 +152,8 @@ impl Server {
         });
         let (meta, protocol) = match self.request("initialize", initialize)? {
             Ok(result) => {
-                self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+                self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+                    .map_err(|e| format!("the server stopped reading after `initialize`: {e}"))?;
                 let protocol = result["protocolVersion"].as_str().unwrap_or(PROTOCOL);
                 (None, protocol.to_owned())
             }
@@ -197,7 +198,8 @@ impl Server {
     fn request(&mut self, method: &str, params: Value) -> Result<Result<Value, Value>, String> {
         self.next_id += 1;
         let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .map_err(|e| format!("the server stopped reading before `{method}`: {e}"))?;
         let deadline = Instant::now() + self.timeout;
         loop {
             let line = match self
@@ -251,13 +253,14 @@ impl Server {
             }
         };
         self.send(&response)
+            .map_err(|e| format!("the server stopped reading before it was answered: {e}"))
     }
 
     fn send(&mut self, message: &Value) -> Result<(), String> {
         let stdin = self.stdin.as_mut().ok_or("the server's stdin is closed")?;
         writeln!(stdin, "{message}")
             .and_then(|()| stdin.flush())
-            .map_err(|e| format!("cannot write to the server: {e}{}", self.exited()))
+            .map_err(|e| format!("{e}{}", self.exited()))
     }
 
     /// `, and exited with …` if the server has exited.

@@ -14,6 +14,7 @@ mod check;
 mod child;
 mod config;
 mod filter;
+mod lenient;
 mod log;
 mod pending;
 mod relay;

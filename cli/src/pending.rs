@@ -8,6 +8,8 @@ use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use crate::lenient;
+
 /// How many calls (and tasks) may wait for their result at once; past that the oldest is
 /// forgotten, and its result passes uncapped.
 pub(crate) const MAX_PENDING: usize = 4096;
@@ -34,9 +36,9 @@ pub(crate) struct Envelope<'a> {
 }
 
 impl<'a> Envelope<'a> {
-    /// The envelope of a line, if it is a JSON object.
-    pub(crate) fn of(line: &'a [u8]) -> Option<Self> {
-        serde_json::from_slice(line).ok()
+    /// The envelope of a line, read with [`lenient::readable`], if it is a JSON object.
+    pub(crate) fn of(line: &'a str) -> Option<Self> {
+        serde_json::from_str(line).ok()
     }
 
     /// The id as a key that equal ids share: `s` and the string, or `n` and the number as
@@ -68,7 +70,7 @@ pub(crate) fn id_key(id: &RawValue) -> Option<String> {
 
 /// A string JSON value, decoded.
 pub(crate) fn string(value: &RawValue) -> Option<String> {
-    serde_json::from_str(value.get()).ok()
+    lenient::parse(value.get()).ok()
 }
 
 /// A call waiting for its result: the tool, and which result the response carries.
@@ -89,7 +91,8 @@ impl Pending {
     /// Notes a host message: a `tools/call`, `tasks/result` or `tasks/get` to wait for, or a
     /// cancellation.
     pub(crate) fn note_host_message(&mut self, line: &[u8]) {
-        let Some(message) = Envelope::of(line) else {
+        let line = lenient::readable(line);
+        let Some(message) = Envelope::of(&line) else {
             return;
         };
         let Some(method) = message.method.as_deref() else {
@@ -135,7 +138,8 @@ impl Pending {
         if self.calls.is_empty() {
             return None;
         }
-        let message = Envelope::of(line)?;
+        let line = lenient::readable(line);
+        let message = Envelope::of(&line)?;
         if message.method.is_some() {
             // A request or notification of the server's own: another id space.
             return None;

@@ -18,6 +18,7 @@ use tool_output_cap::ToolOutputLimits;
 use crate::args::LimitArgs;
 use crate::child;
 use crate::config::Config;
+use crate::lenient;
 use crate::pending::{Pending, Waiting};
 use crate::result::{cap_response, Response};
 use crate::Failure;
@@ -212,22 +213,22 @@ async fn server_to_host(
             // Capping is CPU work: off the runtime's threads, so host messages keep flowing;
             // awaited here, so nothing overtakes it.
             let (response, owned, tool) = tokio::task::spawn_blocking(move || {
-                let response = match std::str::from_utf8(&owned) {
-                    Ok(text) => cap_response(
-                        text.trim_end_matches(['\r', '\n']),
-                        carries,
-                        &tool,
-                        limits.limit_for(&tool),
-                        limits.tokenizer(),
-                    ),
-                    Err(_) => Response::Unchanged,
-                };
+                let response = cap_response(
+                    lenient::readable(&owned).trim_end_matches(['\r', '\n']),
+                    carries,
+                    &tool,
+                    limits.limit_for(&tool),
+                    limits.tokenizer(),
+                );
                 (response, owned, tool)
             })
             .await?;
             line = owned;
             match response {
                 Response::Capped(capped) => {
+                    if line.starts_with(lenient::BOM) {
+                        writer.write_all(lenient::BOM).await?;
+                    }
                     let end = &line[line.trim_ascii_end().len()..];
                     writer.write_all(capped.as_bytes()).await?;
                     writer.write_all(end).await?;

@@ -8,6 +8,7 @@ use tool_output_cap::{
     cap, cut, note, Cut, Keep, Tokenizer, ToolLimit, ToolOutputLimits, Truncation, CUT_MARKER,
 };
 
+use crate::lenient;
 use crate::pending::{string, Carries};
 
 /// A JSON object whose values are kept as they came.
@@ -250,7 +251,7 @@ fn cap_structured(
     if value.get().len() <= max_tokens {
         return None;
     }
-    let value: Value = match serde_json::from_str(value.get()) {
+    let value: Value = match lenient::parse(value.get()) {
         Ok(value) => value,
         Err(error) => {
             let tokens = tokenizer.count(value.get());

@@ -1056,3 +1056,50 @@ fn a_structure_too_deep_to_cut_passes_whole_and_says_so() {
         "{stderr}"
     );
 }
+
+#[test]
+fn lines_that_lenient_hosts_read_are_capped_as_they_read_them() {
+    let dir = scratch("lenient");
+    let text = listing(20_000);
+    let result = |id: u32, text: &str| {
+        line(
+            json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}], "_meta": {"kept": "as it was"}}}),
+        )
+    };
+    // 1: a BOM before the response. 2: half an emoji, as a lone surrogate escape, early on.
+    // 3: a byte that is not UTF-8 in an early path.
+    let mut with_bom = b"\xEF\xBB\xBF".to_vec();
+    with_bom.extend_from_slice(result(1, &text).as_bytes());
+    with_bom.push(b'\n');
+    std::fs::write(dir.join("1"), with_bom).unwrap();
+    let surrogate = result(2, &format!("/usr/share/emoji-🦀\n{text}")).replace("🦀", "\\ud83e");
+    answer(&dir, 2, &[surrogate]);
+    let mut bad_byte = result(3, &format!("/usr/share/latin-X.txt\n{text}")).into_bytes();
+    let at = bad_byte.windows(5).position(|w| w == b"tin-X").unwrap() + 4;
+    bad_byte[at] = 0xFF;
+    bad_byte.push(b'\n');
+    std::fs::write(dir.join("3"), bad_byte).unwrap();
+
+    let mut session = Session::start(dir, None);
+    // The host's call has a BOM too, and is still routed.
+    session.send(format!("\u{feff}{}\n", line(call(json!(1), "search_files"))).as_bytes());
+    let first = session.next();
+    assert!(first.starts_with(b"\xEF\xBB\xBF"), "the BOM stays");
+    let first: Value = serde_json::from_slice(&first[3..]).unwrap();
+    session.send_json(call(json!(2), "search_files"));
+    let second = session.next_json();
+    session.send_json(call(json!(3), "search_files"));
+    let third: Value = serde_json::from_slice(&session.next()).expect("valid JSON out");
+    for (response, starts) in [
+        (&first, "/usr/share/doc/package-0/"),
+        (&second, "/usr/share/emoji-\u{fffd}\n"),
+        (&third, "/usr/share/latin-\u{fffd}.txt\n"),
+    ] {
+        let capped = response["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(tokens(capped) <= 5000, "{}", tokens(capped));
+        assert!(capped.starts_with(starts), "{}", &capped[..80]);
+        assert!(note_of(capped).ends_with("tokens dropped, refine your query"));
+        assert_eq!(response["result"]["_meta"]["kept"], "as it was");
+    }
+    assert_eq!(session.finish().0, Some(0));
+}
