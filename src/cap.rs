@@ -98,6 +98,17 @@ impl ToolLimit {
     }
 }
 
+/// What puts a line that follows `text` on a line of its own: a newline, or nothing when `text`
+/// is empty or already ends with one. The cut marker and the note follow what they follow so,
+/// with no blank line before them.
+pub fn line_break_after(text: &str) -> &'static str {
+    if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    }
+}
+
 /// The note that ends a truncated output, without the newline before it.
 pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
     match hint {
@@ -115,9 +126,12 @@ pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
 /// token of a byte-level BPE is at least one byte. A longer one is cut to what `limit.keep()`
 /// keeps, and ends with the line [`note`]:
 ///
-/// - [`Keep::Head`]: `head + "\n" + note`, `head` a prefix of the content;
-/// - [`Keep::Tail`]: `tail + "\n" + note`, `tail` a suffix of it;
-/// - [`Keep::HeadTail`]: `head + "\n" + CUT_MARKER + "\n" + tail + "\n" + note`.
+/// - [`Keep::Head`]: `head`, then `note` on a line of its own, `head` a prefix of the content;
+/// - [`Keep::Tail`]: `tail`, then `note`, `tail` a suffix of it;
+/// - [`Keep::HeadTail`]: `head`, the line [`CUT_MARKER`], `tail`, then `note`.
+///
+/// Each line after a part starts after a newline, unless the part is empty or already ends with
+/// one ([`line_break_after`]): no blank line comes before the marker or the note.
 ///
 /// Cuts fall on char boundaries, and on line boundaries when that gives up at most an eighth of
 /// the budget. `N` in the note is the original count less the tokens of the kept parts, each
@@ -159,17 +173,13 @@ pub fn cap(
 /// counted as one text.
 ///
 /// ```
-/// use tool_output_cap::{cut, Encoding, Keep, ToolLimit, CUT_MARKER};
+/// use tool_output_cap::{cut, line_break_after, Encoding, Keep, ToolLimit, CUT_MARKER};
 ///
 /// let listing: String = (0..5000).map(|i| format!("src/file_{i}.rs\n")).collect();
 /// let limit = ToolLimit::new(200).with_keep(Keep::HeadTail);
 /// let cut = cut(&listing, &limit, Encoding::O200kBase.tokenizer()).unwrap();
-/// let capped = format!(
-///     "{}\n{CUT_MARKER}\n{}\n{}",
-///     &listing[..cut.head_end],
-///     &listing[cut.tail_start..],
-///     cut.note
-/// );
+/// let (head, tail) = (&listing[..cut.head_end], &listing[cut.tail_start..]);
+/// let capped = format!("{head}{}{CUT_MARKER}\n{tail}{}{}", line_break_after(head), line_break_after(tail), cut.note);
 /// let mut in_place = listing.clone();
 /// cut.apply(&mut in_place);
 /// assert_eq!(in_place, capped);
@@ -185,9 +195,9 @@ pub fn cut(content: &str, limit: &ToolLimit, tokenizer: &dyn Tokenizer) -> Optio
 /// [`cap`] applies.
 ///
 /// The capped output is `content[..head_end]`, then with [`Keep::HeadTail`] the line
-/// [`CUT_MARKER`], then `content[tail_start..]`, each part on a line of its own, and the note
-/// last: for [`Keep::Head`] `tail_start` is the content's length, for [`Keep::Tail`] `head_end`
-/// is 0.
+/// [`CUT_MARKER`], then `content[tail_start..]`, and the note last, the marker and the note each
+/// on a line of its own ([`line_break_after`]): for [`Keep::Head`] `tail_start` is the
+/// content's length, for [`Keep::Tail`] `head_end` is 0.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cut {
     /// The end of the kept head, a char boundary of the content.
@@ -206,16 +216,38 @@ impl Cut {
         self.truncation.keep == Keep::HeadTail
     }
 
+    /// The capped output of `content`, the text this cut was found in, built from the parts it
+    /// keeps: what [`apply`](Self::apply) leaves in place.
+    pub fn capped(&self, content: &str) -> String {
+        let head = &content[..self.head_end];
+        let tail = &content[self.tail_start..];
+        let mut capped = String::with_capacity(head.len() + tail.len() + 64);
+        capped.push_str(head);
+        if self.has_marker() {
+            capped.push_str(line_break_after(head));
+            capped.push_str(CUT_MARKER);
+            capped.push('\n');
+        }
+        capped.push_str(tail);
+        capped.push_str(line_break_after(&capped));
+        capped.push_str(&self.note);
+        capped
+    }
+
     /// Cuts `content`, the text this cut was found in, in place.
     pub fn apply(&self, content: &mut String) {
         match self.truncation.keep {
             Keep::Head => content.truncate(self.head_end),
             Keep::Tail => content.replace_range(..self.tail_start, ""),
             Keep::HeadTail => {
-                content.replace_range(self.head_end..self.tail_start, &format!("\n{CUT_MARKER}\n"))
+                let marker = format!(
+                    "{}{CUT_MARKER}\n",
+                    line_break_after(&content[..self.head_end])
+                );
+                content.replace_range(self.head_end..self.tail_start, &marker);
             }
         }
-        content.push('\n');
+        content.push_str(line_break_after(content));
         content.push_str(&self.note);
     }
 }
@@ -298,8 +330,14 @@ impl<'a> Search<'a> {
         let max_tokens = self.limit.max_tokens;
         loop {
             let kept_tokens = self.head.tokens + self.tail.tokens;
+            let before_note = match self.limit.keep {
+                Keep::Head => &content[..self.head.edge],
+                // With head_tail and no tail, the marker's line ends with a newline.
+                Keep::Tail | Keep::HeadTail => &content[self.tail.edge..],
+            };
             self.line = format!(
-                "\n{}",
+                "{}{}",
+                line_break_after(before_note),
                 note(self.original_tokens - kept_tokens, self.limit.hint())
             );
             let tokens = match self.limit.keep {
@@ -418,9 +456,10 @@ impl<'a> Search<'a> {
     /// The capped output.
     fn assemble(&self, content: &str) -> String {
         let mut capped = String::new();
-        capped.push_str(&content[..self.head.edge]);
+        let head = &content[..self.head.edge];
+        capped.push_str(head);
         if self.limit.keep == Keep::HeadTail {
-            capped.push('\n');
+            capped.push_str(line_break_after(head));
             capped.push_str(CUT_MARKER);
             capped.push('\n');
         }
@@ -435,7 +474,7 @@ impl<'a> Search<'a> {
         Cut {
             head_end: self.head.edge,
             tail_start: self.tail.edge,
-            note: self.line[1..].to_owned(),
+            note: self.line.trim_start_matches('\n').to_owned(),
             truncation: Truncation {
                 original_tokens: self.original_tokens,
                 kept_tokens,
@@ -531,6 +570,29 @@ mod tests {
             "\ntruncated: {dropped} tokens dropped, refine your query: use a narrower pattern, e.g. src/**/*.rs"
         )));
         assert!(count(&content) <= 100);
+    }
+
+    #[test]
+    fn no_blank_line_comes_before_the_note_or_the_marker() {
+        let log = (0..2000)
+            .map(|i| format!("compiling crate_{i}\n"))
+            .collect::<String>();
+        for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
+            let (content, truncation) = capped(&log, &ToolLimit::new(100).with_keep(keep));
+            let note_line = note(truncation.unwrap().dropped_tokens, None);
+            let kept = content.strip_suffix(&note_line).expect("the note ends it");
+            assert!(
+                kept.ends_with('\n') && !kept.ends_with("\n\n"),
+                "{keep}: {content:?}"
+            );
+            assert!(!content.contains("\n\n"), "{keep}: {content:?}");
+        }
+        // The log ends with a newline: the tail keeps it, and the note follows it.
+        let (content, _) = capped(&log, &ToolLimit::new(100).with_keep(Keep::Tail));
+        assert!(
+            content.contains("compiling crate_1999\ntruncated: "),
+            "{content:?}"
+        );
     }
 
     #[test]

@@ -54,12 +54,13 @@
 //!
 //! # What a cut keeps
 //!
-//! - **`head`** (the default): the start, for listings and searches. `head + "\n" + note`.
-//! - **`tail`**: the end, for build and test logs, whose errors come last. `tail + "\n" + note`.
+//! - **`head`** (the default): the start, for listings and searches; then the note.
+//! - **`tail`**: the end, for build and test logs, whose errors come last; then the note.
 //! - **`head_tail`**: both ends, half the budget each (what the head leaves goes to the tail), with
-//!   the line `[... cut here ...]` where the middle was. `head + "\n[... cut here ...]\n" + tail +
-//!   "\n" + note`.
+//!   the line `[... cut here ...]` where the middle was; then the note.
 //!
+//! The marker and the note are lines of their own, after a newline unless what comes before them
+//! already ends with one: `last kept line\ntruncated: ...`, never a blank line between.
 //! In every strategy the note is the last line, the whole is within the limit, `N` is the original
 //! count less the kept parts' own counts, and [`Truncation::keep`] says which strategy applied.
 //!
@@ -115,7 +116,7 @@ mod tool;
 mod truncate;
 mod worker;
 
-pub use cap::{cap, cut, note, Cut, Keep, ToolLimit, CUT_MARKER};
+pub use cap::{cap, cut, line_break_after, note, Cut, Keep, ToolLimit, CUT_MARKER};
 pub use layer::ToolOutputCapLayer;
 pub use manifest::{Manifest, ManifestError, ToolOutputLimits, WorkerManifest};
 pub use service::ToolOutputCap;

@@ -255,12 +255,12 @@ fn a_limit_the_note_does_not_fit_in_leaves_the_note_alone() {
         assert_eq!(truncation.kept_tokens, 0, "{keep}");
         assert_eq!(truncation.dropped_tokens, reference(&file)(&text));
         let marker = if keep == Keep::HeadTail {
-            format!("\n{}\n", tool_output_cap::CUT_MARKER)
+            format!("{}\n", tool_output_cap::CUT_MARKER)
         } else {
             String::new()
         };
         let note = tool_output_cap::note(truncation.dropped_tokens, None);
-        assert_eq!(capped, format!("{marker}\n{note}"), "{keep}");
+        assert_eq!(capped, format!("{marker}{note}"), "{keep}");
     }
     let _ = std::fs::remove_dir_all(dir);
 }

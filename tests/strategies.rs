@@ -46,7 +46,7 @@ proptest! {
         let text = listing(paths);
         let limit = ToolLimit::new(max_tokens).with_keep(keep);
         if let Some((capped, truncation)) = check(&text, &limit) {
-            let (head, tail) = kept_parts(&text, &capped, &truncation, None);
+            let (head, tail) = kept_parts(&text, &capped, &truncation, None, &count);
             prop_assert!(head.is_empty() || text[head.len()..].starts_with('\n'), "head ends on half a path");
             prop_assert!(tail.is_empty() || text[..text.len() - tail.len()].ends_with('\n'), "tail starts on half a path");
         }
@@ -73,7 +73,7 @@ fn head_tail_keeps_both_ends_around_the_marker() {
     let text = listing(3000);
     let (capped, truncation) =
         check(&text, &ToolLimit::new(400).with_keep(Keep::HeadTail)).unwrap();
-    let (head, tail) = kept_parts(&text, &capped, &truncation, None);
+    let (head, tail) = kept_parts(&text, &capped, &truncation, None, &count);
     // Half the budget each, give or take the line edges and the note.
     for part in [head, tail] {
         let tokens = count(part);

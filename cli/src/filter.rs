@@ -3,6 +3,8 @@
 use std::io::{Read, Write};
 use std::path::Path;
 
+use tool_output_cap::{cut, ToolLimit, Truncation};
+
 use crate::args::{CountingArgs, LimitArgs};
 use crate::config::Config;
 use crate::Failure;
@@ -25,16 +27,33 @@ pub(crate) fn count(manifest: Option<&Path>, counting: &CountingArgs) -> Result<
     write_stdout(format!("{}\n", config.limits.tokenizer().count(&text)).as_bytes())
 }
 
-/// Caps `text`, an output of `tool`, to `limit`, and records the cut.
-pub(crate) fn capped(
-    text: &mut String,
-    tool: &str,
-    limit: &tool_output_cap::ToolLimit,
-    config: &Config,
-) {
-    if let Some(truncation) = tool_output_cap::cap(text, limit, config.limits.tokenizer()) {
-        truncation.record(tool, false);
+/// Caps `text`, an output of `tool`, to `limit`, and records the cut. A capped text ends with a
+/// newline after the note, as a filter's output should, and that newline is within the limit.
+pub(crate) fn capped(text: &mut String, tool: &str, limit: &ToolLimit, config: &Config) {
+    let tokenizer = config.limits.tokenizer();
+    let max_tokens = limit.max_tokens();
+    let Some(mut found) = cut(text, limit, tokenizer) else {
+        return;
+    };
+    // Room for the newline: cut again a token shorter while the whole does not fit.
+    let mut output = String::new();
+    for room in 1..=8 {
+        let shorter = limit.clone().with_max_tokens(max_tokens - room);
+        if let Some(shorter) = cut(text, &shorter, tokenizer) {
+            found = shorter;
+        }
+        output = found.capped(text);
+        output.push('\n');
+        if tokenizer.count(&output) <= max_tokens {
+            break;
+        }
     }
+    *text = output;
+    Truncation {
+        max_tokens,
+        ..found.truncation
+    }
+    .record(tool, false);
 }
 
 /// All of stdin, which must be UTF-8.

@@ -5,7 +5,8 @@ use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use tool_output_cap::{
-    cap, cut, note, Cut, Keep, Tokenizer, ToolLimit, ToolOutputLimits, Truncation, CUT_MARKER,
+    cap, cut, line_break_after, note, Cut, Keep, Tokenizer, ToolLimit, ToolOutputLimits,
+    Truncation, CUT_MARKER,
 };
 
 use crate::lenient;
@@ -210,7 +211,10 @@ fn split(joined: &str, cut: &Cut, lengths: &[usize]) -> Vec<Option<String>> {
         kept.push(match (head, tail) {
             (Some(head), Some(tail)) => {
                 marked = true;
-                Some(format!("{head}\n{CUT_MARKER}\n{tail}"))
+                Some(format!(
+                    "{head}{}{CUT_MARKER}\n{tail}",
+                    line_break_after(head)
+                ))
             }
             (Some(head), None) => {
                 last_head = Some(block);
@@ -226,11 +230,11 @@ fn split(joined: &str, cut: &Cut, lengths: &[usize]) -> Vec<Option<String>> {
         .filter(|_| cut.has_marker() && !marked)
         .and_then(|block| kept[block].as_mut())
     {
-        text.push('\n');
+        text.push_str(line_break_after(text));
         text.push_str(CUT_MARKER);
     }
     if let Some(last) = kept.iter_mut().rev().find_map(Option::as_mut) {
-        last.push('\n');
+        last.push_str(line_break_after(last));
         last.push_str(&cut.note);
     }
     kept
@@ -362,7 +366,7 @@ fn drop_items(
         let kept_tokens = count(&value);
         let mut noted = value.clone();
         if let Some(last) = last_string(&mut noted) {
-            last.push('\n');
+            last.push_str(line_break_after(last));
             last.push_str(&note(total - kept_tokens, limit.hint()));
         }
         let tokens = count(&noted);

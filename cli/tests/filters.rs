@@ -1,17 +1,17 @@
-//! The `cap` and `count` filters of the `tool-output-cap` binary.
+//! The `run`, `cap` and `count` filters of the `tool-output-cap` binary, and where it finds its
+//! manifest.
 
 #[cfg(feature = "hf")]
 #[path = "../../tests/common/mod.rs"]
 mod common;
+mod support;
 
 use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
 #[cfg(feature = "hf")]
 use tool_output_cap::Tokenizer;
 use tool_output_cap::{Encoding, CUT_MARKER};
-
-const BIN: &str = env!("CARGO_BIN_EXE_tool-output-cap");
 
 fn run(args: &[&str], stdin: &[u8]) -> Output {
     run_in(&[], args, stdin)
@@ -20,11 +20,7 @@ fn run(args: &[&str], stdin: &[u8]) -> Output {
 /// The binary with `env` and no manifest but what `env` and `args` name: none from the test's
 /// own environment, none in the user's config folder.
 fn run_in(env: &[(&str, &std::path::Path)], args: &[&str], stdin: &[u8]) -> Output {
-    let mut command = Command::new(BIN);
-    command
-        .env_remove("TOOL_OUTPUT_CAP_MANIFEST")
-        .env("XDG_CONFIG_HOME", "/nonexistent/config")
-        .env("HOME", "/nonexistent");
+    let mut command = support::binary(std::path::Path::new("/nonexistent"));
     for (name, value) in env {
         command.env(name, value);
     }
@@ -72,19 +68,28 @@ fn cap_keeps_head_tail_or_both_within_the_limit() {
         assert!(output.status.success(), "{keep}");
         let capped = stdout(&output);
         assert!(tokens(capped) <= 300, "{keep}: {}", tokens(capped));
-        let (body, note) = capped.rsplit_once('\n').unwrap();
+        // The note is the last line, ended by a newline, and follows the last kept line
+        // directly, though that line ended with a newline of its own.
+        let body = capped
+            .strip_suffix('\n')
+            .expect("a newline ends the output");
+        let (kept, note) = body.rsplit_once('\n').unwrap();
         assert!(
             note.starts_with("truncated: ") && note.ends_with(" tokens dropped, refine your query")
         );
+        assert!(
+            !kept.ends_with('\n'),
+            "{keep}: a blank line before the note"
+        );
         match keep {
-            "head" => assert!(log.starts_with(body)),
+            "head" => assert!(log.starts_with(kept)),
             "tail" => {
-                assert!(log.ends_with(body));
-                assert!(body.contains("error[E0425]"));
+                assert!(log.ends_with(&format!("{kept}\n")));
+                assert!(kept.ends_with("error[E0425]: cannot find value `x` in this scope"));
             }
             _ => {
-                let (head, tail) = body.split_once(&format!("\n{CUT_MARKER}\n")).unwrap();
-                assert!(log.starts_with(head) && log.ends_with(tail));
+                let (head, tail) = kept.split_once(&format!("\n{CUT_MARKER}\n")).unwrap();
+                assert!(log.starts_with(head) && log.ends_with(&format!("{tail}\n")));
             }
         }
     }
@@ -109,7 +114,7 @@ fn cap_takes_a_tools_limit_from_the_manifest_and_flags_over_it() {
     );
     let capped = stdout(&output);
     assert!(tokens(capped) <= 200);
-    assert!(capped.ends_with("refine your query: grep the log for error"));
+    assert!(capped.ends_with("refine your query: grep the log for error\n"));
     assert!(capped.contains("error[E0425]"));
 
     let output = run(
@@ -130,8 +135,9 @@ fn cap_takes_a_tools_limit_from_the_manifest_and_flags_over_it() {
     );
     let capped = stdout(&output);
     assert!(tokens(capped) <= 100 && tokens(capped) > 50);
-    assert!(log.starts_with(capped.rsplit_once('\n').unwrap().0));
-    assert!(capped.ends_with("refine your query: narrower"));
+    let body = capped.strip_suffix('\n').unwrap();
+    assert!(log.starts_with(body.rsplit_once('\n').unwrap().0));
+    assert!(capped.ends_with("refine your query: narrower\n"));
 
     // Another tool gets the default.
     let output = run(
@@ -256,13 +262,7 @@ fn tokenizer_file_needs_the_hf_feature() {
 }
 
 fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "tool-output-cap-filters-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::scratch("filters", name)
 }
 
 fn manifest(path: &std::path::Path, max_tokens: usize) {
@@ -337,13 +337,14 @@ fn run_caps_the_merged_output_and_exits_with_the_commands_code() {
         capped.starts_with("out 1\nerr 1\nout 2\nerr 2\n"),
         "{capped}"
     );
-    let (kept, note) = capped.rsplit_once('\n').unwrap();
+    let (kept, note) = capped
+        .strip_suffix('\n')
+        .unwrap()
+        .rsplit_once('\n')
+        .unwrap();
     assert!(note.starts_with("truncated: "), "{note}");
     assert!(kept.contains(&format!("\n{CUT_MARKER}\n")), "{kept}");
-    assert!(
-        kept.ends_with("out 3000\nerr 3000\n") || kept.ends_with("err 3000"),
-        "{kept}"
-    );
+    assert!(kept.ends_with("out 3000\nerr 3000"), "{kept}");
 
     // Without `--`, keeping the tail; a signal is 128 + its number, as a shell says.
     let output = run(

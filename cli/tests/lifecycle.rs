@@ -5,6 +5,8 @@
 
 #![cfg(target_os = "linux")]
 
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -12,28 +14,19 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-const PROXY: &str = env!("CARGO_BIN_EXE_tool-output-cap");
 const CALL: &str =
     r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_files"}}"#;
 
 /// A folder of its own for each test.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "tool-output-cap-lifecycle-{}-{name}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::scratch("lifecycle", name)
 }
 
 /// The proxy in front of the server `script` (run by `sh`, with `$DIR`), with no manifest.
 fn proxy(dir: &Path, script: &str, stderr: Stdio) -> Child {
-    Command::new(PROXY)
+    support::binary(dir)
         .args(["mcp", "--", "sh", "-c", script])
         .env("DIR", dir)
-        .env_remove("TOOL_OUTPUT_CAP_MANIFEST")
-        .env("XDG_CONFIG_HOME", dir.join("config"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(stderr)

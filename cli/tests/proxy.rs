@@ -3,6 +3,8 @@
 
 #![cfg(unix)]
 
+mod support;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -12,7 +14,6 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 use tool_output_cap::Encoding;
 
-const PROXY: &str = env!("CARGO_BIN_EXE_tool-output-cap");
 const META_KEY: &str = "tool-output-cap/truncation";
 
 /// Reads each line, logs it to `received`, then writes the file named for its number, if any,
@@ -36,22 +37,9 @@ struct Session {
     lines: mpsc::Receiver<Vec<u8>>,
 }
 
-/// `command` with no manifest but the one a test gives: none from the environment, none in
-/// the user's config folder.
-fn isolated<'a>(command: &'a mut Command, dir: &Path) -> &'a mut Command {
-    command
-        .env_remove("TOOL_OUTPUT_CAP_MANIFEST")
-        .env("XDG_CONFIG_HOME", dir.join("config"))
-        .env("HOME", dir)
-}
-
 /// A folder of its own for each test.
 fn scratch(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("tool-output-cap-mcp-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    support::scratch("mcp", name)
 }
 
 /// Writes what the server answers to its `n`th line (a JSON value a line, or raw lines).
@@ -79,12 +67,12 @@ impl Session {
 
     /// The proxy with `flags` in front of the fake server, with `--` before its command or not.
     fn start_with(dir: PathBuf, flags: &[String], dashes: bool) -> Session {
-        let mut command = Command::new(PROXY);
+        let mut command = support::binary(&dir);
         command.arg("mcp").args(flags);
         if dashes {
             command.arg("--");
         }
-        let mut proxy = isolated(&mut command, &dir)
+        let mut proxy = command
             .args(["sh", "-c", SERVER])
             .env("DIR", &dir)
             .stdin(Stdio::piped())
@@ -615,7 +603,7 @@ fn a_missing_command_or_a_bad_manifest_fails_before_any_output() {
         ),
     ];
     for (args, code, message) in cases {
-        let output = isolated(&mut Command::new(PROXY), &dir)
+        let output = support::binary(&dir)
             .args(args)
             .stdin(Stdio::null())
             .output()
@@ -832,7 +820,7 @@ fn a_structure_of_many_small_items_loses_items_to_fit() {
 
 /// `check` with `args` in front of the fake server of `dir`: its exit code, stdout and stderr.
 fn check(dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
-    let output = isolated(&mut Command::new(PROXY), dir)
+    let output = support::binary(dir)
         .arg("check")
         .args(args)
         .args(["sh", "-c", SERVER])
@@ -980,7 +968,7 @@ fn check_asks_a_server_without_a_handshake_the_2026_07_28_way() {
 fn check_fails_with_the_reason_and_the_servers_stderr() {
     let dir = scratch("check-fails");
     // Exits before it answers, saying why on stderr.
-    let output = isolated(&mut Command::new(PROXY), &dir)
+    let output = support::binary(&dir)
         .args([
             "check",
             "--",
@@ -1016,7 +1004,7 @@ fn check_fails_with_the_reason_and_the_servers_stderr() {
         "{:?}",
         start.elapsed()
     );
-    let output = isolated(&mut Command::new(PROXY), &dir)
+    let output = support::binary(&dir)
         .args(["check", "/nonexistent/server"])
         .output()
         .unwrap();

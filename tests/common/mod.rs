@@ -5,7 +5,8 @@ pub mod corpus;
 
 use proptest::prelude::*;
 use tool_output_cap::{
-    cap, cut, note, Encoding, Keep, Tokenizer, ToolLimit, ToolOutput, Truncation, CUT_MARKER,
+    cap, cut, line_break_after, note, Encoding, Keep, Tokenizer, ToolLimit, ToolOutput, Truncation,
+    CUT_MARKER,
 };
 
 /// Tokens of `text` in o200k_base, counted by the crate's tiktoken-rs backend.
@@ -58,18 +59,20 @@ pub fn check_with(
     // `cut` says where `cap` cut: the parts it names, laid out, are the capped output.
     let found = found.expect("cut agrees with cap");
     assert_eq!(found.truncation, truncation);
+    let (head, tail) = (&original[..found.head_end], &original[found.tail_start..]);
     let marker = if found.has_marker() {
-        format!("\n{CUT_MARKER}\n")
+        format!("{}{CUT_MARKER}\n", line_break_after(head))
     } else {
         String::new()
     };
+    let before_note = format!("{head}{marker}{tail}");
     let laid_out = format!(
-        "{}{marker}{}\n{}",
-        &original[..found.head_end],
-        &original[found.tail_start..],
+        "{before_note}{}{}",
+        line_break_after(&before_note),
         found.note
     );
     assert_eq!(capped, laid_out);
+    assert_eq!(found.capped(original), capped);
     Some((capped, truncation))
 }
 
@@ -87,7 +90,7 @@ pub fn assert_truncated_with(
     limit: &ToolLimit,
     count: &dyn Fn(&str) -> usize,
 ) {
-    let (head, tail) = kept_parts(original, capped, truncation, limit.hint());
+    let (head, tail) = kept_parts(original, capped, truncation, limit.hint(), count);
     assert_eq!(truncation.keep, limit.keep());
     assert_eq!(truncation.max_tokens, limit.max_tokens());
     assert_eq!(truncation.original_tokens, count(original));
@@ -105,35 +108,64 @@ pub fn assert_truncated_with(
 }
 
 /// The kept head and tail of a capped output, checked against the original: the note is the
-/// last line, the head a prefix, the tail a suffix, and they do not overlap.
+/// last line, with no blank line before it, the head a prefix, the tail a suffix, they do not
+/// overlap, and they hold `truncation.kept_tokens`, counted with `count`.
 pub fn kept_parts<'a>(
     original: &'a str,
     capped: &'a str,
     truncation: &Truncation,
     hint: Option<&str>,
+    count: &dyn Fn(&str) -> usize,
 ) -> (&'a str, &'a str) {
-    let line = format!("\n{}", note(truncation.dropped_tokens, hint));
     let kept = capped
-        .strip_suffix(&line)
-        .unwrap_or_else(|| panic!("the note is not the last line of {capped:?}"));
-    let marker = format!("\n{CUT_MARKER}\n");
-    let (head, tail) = match truncation.keep {
-        Keep::Head => (kept, ""),
-        Keep::Tail => ("", kept),
+        .strip_suffix(&note(truncation.dropped_tokens, hint))
+        .unwrap_or_else(|| panic!("the note does not end the output: {:?}", tail_of(capped)));
+    // The parts a text followed by a line of its own may hold: the text before that line's
+    // break, or all of it when it ends with a newline of its own.
+    let parts = |text: &'a str| {
+        [Some(text), text.strip_suffix('\n')]
+            .into_iter()
+            .flatten()
+            .filter(move |part| format!("{part}{}", line_break_after(part)) == text)
+    };
+    let marker = format!("{CUT_MARKER}\n");
+    let splits: Vec<(&str, &str)> = match truncation.keep {
+        Keep::Head => parts(kept).map(|head| (head, "")).collect(),
+        Keep::Tail => parts(kept).map(|tail| ("", tail)).collect(),
         // The marker could stand in the output itself: take the split that fits.
         Keep::HeadTail => kept
             .match_indices(&marker)
-            .map(|(at, _)| (&kept[..at], &kept[at + marker.len()..]))
-            .find(|(head, tail)| original.starts_with(head) && original.ends_with(tail))
-            .expect("a head and a tail around the marker"),
+            .flat_map(|(at, _)| {
+                let (before, after) = (&kept[..at], &kept[at + marker.len()..]);
+                parts(before).flat_map(move |head| parts(after).map(move |tail| (head, tail)))
+            })
+            .collect(),
     };
-    assert!(original.starts_with(head), "the head is a prefix");
-    assert!(original.ends_with(tail), "the tail is a suffix");
-    assert!(
-        head.len() + tail.len() <= original.len(),
-        "head and tail overlap"
-    );
+    let (head, tail) = splits
+        .into_iter()
+        .find(|(head, tail)| {
+            original.starts_with(head)
+                && original.ends_with(tail)
+                && head.len() + tail.len() <= original.len()
+                && count(head) + count(tail) == truncation.kept_tokens
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "no head and tail of the original, of its kept tokens, each followed by a line \
+                 of its own with no blank line added, in ...{:?}",
+                tail_of(kept)
+            )
+        });
     (head, tail)
+}
+
+/// The end of `text`, for a message.
+fn tail_of(text: &str) -> &str {
+    let mut start = text.len().saturating_sub(300);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    &text[start..]
 }
 
 /// One stretch of a generated tool output: paths, ASCII, Japanese, emoji, white-space runs, or
