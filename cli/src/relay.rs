@@ -253,11 +253,15 @@ async fn server_to_host(
 /// exited, the end is also [`SILENCE`] with nothing read: what it wrote before it exited is in
 /// the pipe, and a process it left holding the pipe open must not hold the proxy too.
 async fn next_line(
-    reader: &mut (impl AsyncBufReadExt + Unpin),
+    reader: &mut BufReader<impl AsyncRead + Unpin>,
     line: &mut Vec<u8>,
     exited: &mut watch::Receiver<bool>,
 ) -> std::io::Result<usize> {
     loop {
+        // A whole line already read: nothing to wait for.
+        if reader.buffer().contains(&b'\n') {
+            return reader.read_until(b'\n', line).await.map(|_| line.len());
+        }
         if *exited.borrow() {
             match tokio::time::timeout(SILENCE, reader.read_until(b'\n', line)).await {
                 Ok(read) => return read.map(|_| line.len()),
