@@ -179,7 +179,8 @@ pub fn cap(
 /// let limit = ToolLimit::new(200).with_keep(Keep::HeadTail);
 /// let cut = cut(&listing, &limit, Encoding::O200kBase.tokenizer()).unwrap();
 /// let (head, tail) = (&listing[..cut.head_end], &listing[cut.tail_start..]);
-/// let capped = format!("{head}{}{CUT_MARKER}\n{tail}{}{}", line_break_after(head), line_break_after(tail), cut.note);
+/// let marker = format!("{}{CUT_MARKER}\n", line_break_after(head));
+/// let capped = format!("{head}{marker}{tail}{}{}", line_break_after(tail), cut.note);
 /// let mut in_place = listing.clone();
 /// cut.apply(&mut in_place);
 /// assert_eq!(in_place, capped);
@@ -219,19 +220,12 @@ impl Cut {
     /// The capped output of `content`, the text this cut was found in, built from the parts it
     /// keeps: what [`apply`](Self::apply) leaves in place.
     pub fn capped(&self, content: &str) -> String {
-        let head = &content[..self.head_end];
-        let tail = &content[self.tail_start..];
-        let mut capped = String::with_capacity(head.len() + tail.len() + 64);
-        capped.push_str(head);
-        if self.has_marker() {
-            capped.push_str(line_break_after(head));
-            capped.push_str(CUT_MARKER);
-            capped.push('\n');
-        }
-        capped.push_str(tail);
-        capped.push_str(line_break_after(&capped));
-        capped.push_str(&self.note);
-        capped
+        lay_out(
+            &content[..self.head_end],
+            self.has_marker(),
+            &content[self.tail_start..],
+            &self.note,
+        )
     }
 
     /// Cuts `content`, the text this cut was found in, in place.
@@ -250,6 +244,22 @@ impl Cut {
         content.push_str(line_break_after(content));
         content.push_str(&self.note);
     }
+}
+
+/// `head`, the line [`CUT_MARKER`] if there is a `marker`, `tail`, then `note`, each line after
+/// a part on a line of its own.
+fn lay_out(head: &str, marker: bool, tail: &str, note: &str) -> String {
+    let mut capped = String::with_capacity(head.len() + tail.len() + note.len() + 32);
+    capped.push_str(head);
+    if marker {
+        capped.push_str(line_break_after(head));
+        capped.push_str(CUT_MARKER);
+        capped.push('\n');
+    }
+    capped.push_str(tail);
+    capped.push_str(line_break_after(&capped));
+    capped.push_str(note);
+    capped
 }
 
 /// The search for where an output over its limit is cut: it keeps `content[..head.edge]` and
@@ -455,17 +465,12 @@ impl<'a> Search<'a> {
 
     /// The capped output.
     fn assemble(&self, content: &str) -> String {
-        let mut capped = String::new();
-        let head = &content[..self.head.edge];
-        capped.push_str(head);
-        if self.limit.keep == Keep::HeadTail {
-            capped.push_str(line_break_after(head));
-            capped.push_str(CUT_MARKER);
-            capped.push('\n');
-        }
-        capped.push_str(&content[self.tail.edge..]);
-        capped.push_str(&self.line);
-        capped
+        lay_out(
+            &content[..self.head.edge],
+            self.limit.keep == Keep::HeadTail,
+            &content[self.tail.edge..],
+            self.line.trim_start_matches('\n'),
+        )
     }
 
     /// The cut found.
