@@ -98,16 +98,18 @@ fn cap_call_tool_result(
     }
     let failed = result.get("isError").is_some_and(|e| e.get() == "true");
     let mut figures = serde_json::Map::new();
-    if let Some((content, truncation)) = result
+    let mut text = None;
+    if let Some((content, cut_text)) = result
         .get("content")
         .and_then(|content| cap_content(content, failed, tool, limit, tokenizer))
     {
         result.insert("content".to_owned(), content);
-        figures.insert("content".to_owned(), figures_of(truncation));
+        figures.insert("content".to_owned(), figures_of(cut_text.cut.truncation));
+        text = Some(cut_text);
     }
     if let Some((structured, truncation)) = result
         .get("structuredContent")
-        .and_then(|value| cap_structured(value, failed, tool, limit, tokenizer))
+        .and_then(|value| cap_structured(value, failed, tool, limit, tokenizer, text.as_ref()))
     {
         result.insert("structuredContent".to_owned(), structured);
         figures.insert("structuredContent".to_owned(), figures_of(truncation));
@@ -143,7 +145,7 @@ fn cap_content(
     tool: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
-) -> Option<(Box<RawValue>, Truncation)> {
+) -> Option<(Box<RawValue>, CutText)> {
     let mut blocks: Vec<Box<RawValue>> = serde_json::from_str(content.get()).ok()?;
     let mut texts = Vec::new();
     for (at, block) in blocks.iter().enumerate() {
@@ -192,7 +194,14 @@ fn cap_content(
         .filter(|(at, _)| !removed.contains(at))
         .map(|(_, block)| block)
         .collect();
-    Some((raw(&blocks), cut.truncation))
+    Some((raw(&blocks), CutText { text: joined, cut }))
+}
+
+/// A text and where it was cut: the text blocks of a result, taken together, which a
+/// `structuredContent` string may carry again.
+struct CutText {
+    text: String,
+    cut: Cut,
 }
 
 /// The text of each of the blocks of `lengths`, whose texts joined by newlines are `joined`,
@@ -250,6 +259,7 @@ fn cap_structured(
     tool: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
+    text: Option<&CutText>,
 ) -> Option<(Box<RawValue>, Truncation)> {
     let max_tokens = limit.max_tokens();
     if value.get().len() <= max_tokens {
@@ -274,22 +284,37 @@ fn cap_structured(
     if compact.len() <= max_tokens {
         return None;
     }
-    let total = tokenizer.count(&compact);
-    if total <= max_tokens {
-        return None;
-    }
     let limit = if failed {
         limit.clone().with_keep(Keep::Tail)
     } else {
         limit.clone()
     };
+    let longest = pointer_of_max(&value, |value| value.as_str().map(str::len));
+    // The text blocks' text again (the filesystem server's `{"content": text}`): its cut is
+    // known, and a text of more than twice the limit is over it as JSON too, whose escapes only
+    // add characters. Else the structure is counted.
+    let known = text.filter(|known| {
+        known.cut.truncation.keep == limit.keep()
+            && longest
+                .as_deref()
+                .and_then(|pointer| value.pointer(pointer)?.as_str())
+                .is_some_and(|string| string == known.text)
+    });
+    let mut total = None;
+    let mut total_tokens = || *total.get_or_insert_with(|| tokenizer.count(&compact));
+    if known.is_none_or(|known| known.cut.truncation.original_tokens <= 2 * max_tokens)
+        && total_tokens() <= max_tokens
+    {
+        return None;
+    }
     let count = |value: &Value| tokenizer.count(&serde_json::to_string(value).unwrap_or_default());
-    let capped = cut_longest_string(value.clone(), &limit, tokenizer, count)
-        .or_else(|| drop_items(value, total, &limit, count));
+    let capped = longest
+        .and_then(|pointer| cut_string(value.clone(), &pointer, &limit, tokenizer, known, count))
+        .or_else(|| drop_items(value, total_tokens(), &limit, count));
     let Some((value, truncation)) = capped else {
         tracing::warn!(
             tool,
-            tokens = total,
+            tokens = total_tokens(),
             max_tokens,
             "structuredContent is over the limit and neither a string nor its arrays can be cut to fit; left whole"
         );
@@ -299,15 +324,17 @@ fn cap_structured(
     Some((raw(&value), truncation))
 }
 
-/// `value` with its longest string cut to make the whole fit `limit`.
-fn cut_longest_string(
+/// `value` with its string at `pointer` cut to make the whole fit `limit`; when that string is
+/// the text of `known`, cut again from what its first cut kept.
+fn cut_string(
     mut value: Value,
+    pointer: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
+    known: Option<&CutText>,
     count: impl Fn(&Value) -> usize,
 ) -> Option<(Value, Truncation)> {
-    let pointer = pointer_of_max(&value, |value| value.as_str().map(str::len))?;
-    let original = std::mem::take(value.pointer_mut(&pointer)?);
+    let original = std::mem::take(value.pointer_mut(pointer)?);
     // What the rest of the structure takes, counted without the string.
     let mut budget = limit.max_tokens().saturating_sub(count(&value));
     let Value::String(original) = original else {
@@ -318,9 +345,16 @@ fn cut_longest_string(
         if budget < ToolOutputLimits::MIN_MAX_TOKENS {
             return None;
         }
-        let mut cut = original.clone();
-        let truncation = cap(&mut cut, &limit.clone().with_max_tokens(budget), tokenizer)?;
-        *value.pointer_mut(&pointer)? = Value::String(cut);
+        let within = limit.clone().with_max_tokens(budget);
+        let (cut, truncation) = match known.and_then(|known| recut(known, &within, tokenizer)) {
+            Some(recut) => recut,
+            None => {
+                let mut cut = original.clone();
+                let truncation = cap(&mut cut, &within, tokenizer)?;
+                (cut, truncation)
+            }
+        };
+        *value.pointer_mut(pointer)? = Value::String(cut);
         let tokens = count(&value);
         if tokens <= limit.max_tokens() {
             return Some((value, truncation));
@@ -328,6 +362,49 @@ fn cut_longest_string(
         budget = budget.saturating_sub(tokens - limit.max_tokens());
     }
     None
+}
+
+/// The text of `known` cut to `limit` from what its first cut kept, which holds all a cut to a
+/// smaller limit keeps: the kept part cut again, and the note counting what the whole text drops.
+/// `None` with `head_tail`, whose parts are cut afresh.
+fn recut(
+    known: &CutText,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+) -> Option<(String, Truncation)> {
+    let first = &known.cut;
+    let (kept, kept_tokens) = match limit.keep() {
+        Keep::Head => {
+            let region = &known.text[..first.head_end];
+            match cut(region, limit, tokenizer) {
+                Some(again) => (&region[..again.head_end], again.truncation.kept_tokens),
+                None => (region, first.truncation.kept_tokens),
+            }
+        }
+        Keep::Tail => {
+            let region = &known.text[first.tail_start..];
+            match cut(region, limit, tokenizer) {
+                Some(again) => (&region[again.tail_start..], again.truncation.kept_tokens),
+                None => (region, first.truncation.kept_tokens),
+            }
+        }
+        Keep::HeadTail => return None,
+    };
+    let original_tokens = first.truncation.original_tokens;
+    let dropped_tokens = original_tokens - kept_tokens;
+    let text = format!(
+        "{kept}{}{}",
+        line_break_after(kept),
+        note(dropped_tokens, limit.hint())
+    );
+    let truncation = Truncation {
+        original_tokens,
+        kept_tokens,
+        dropped_tokens,
+        max_tokens: limit.max_tokens(),
+        keep: limit.keep(),
+    };
+    Some((text, truncation))
 }
 
 /// `value`, `total` tokens, with items dropped from its largest arrays (from the end, or from
