@@ -280,15 +280,12 @@ fn cap_structured(
             return None;
         }
     };
-    let compact = serde_json::to_string(&value).ok()?;
-    if compact.len() <= max_tokens {
-        return None;
-    }
     let limit = if failed {
         limit.clone().with_keep(Keep::Tail)
     } else {
         limit.clone()
     };
+    let count = |value: &Value| tokenizer.count(&serde_json::to_string(value).unwrap_or_default());
     let longest = pointer_of_max(&value, |value| value.as_str().map(str::len));
     // The text blocks' text again (the filesystem server's `{"content": text}`): its cut is
     // known, and a text of more than twice the limit is over it as JSON too, whose escapes only
@@ -301,20 +298,29 @@ fn cap_structured(
                 .is_some_and(|string| string == known.text)
     });
     let mut total = None;
-    let mut total_tokens = || *total.get_or_insert_with(|| tokenizer.count(&compact));
-    if known.is_none_or(|known| known.cut.truncation.original_tokens <= 2 * max_tokens)
-        && total_tokens() <= max_tokens
-    {
-        return None;
+    if known.is_none_or(|known| known.cut.truncation.original_tokens <= 2 * max_tokens) {
+        let tokens = count(&value);
+        if tokens <= max_tokens {
+            return None;
+        }
+        total = Some(tokens);
     }
-    let count = |value: &Value| tokenizer.count(&serde_json::to_string(value).unwrap_or_default());
-    let capped = longest
-        .and_then(|pointer| cut_string(value.clone(), &pointer, &limit, tokenizer, known, count))
-        .or_else(|| drop_items(value, total_tokens(), &limit, count));
+    let mut value = value;
+    let cut = longest.and_then(|pointer| {
+        let truncation = cut_string(&mut value, &pointer, &limit, tokenizer, known, count)?;
+        Some((value.clone(), truncation))
+    });
+    let capped = match cut {
+        Some(cut) => Some(cut),
+        None => {
+            let tokens = *total.get_or_insert_with(|| count(&value));
+            drop_items(value, tokens, &limit, count)
+        }
+    };
     let Some((value, truncation)) = capped else {
         tracing::warn!(
             tool,
-            tokens = total_tokens(),
+            tokens = total,
             max_tokens,
             "structuredContent is over the limit and neither a string nor its arrays can be cut to fit; left whole"
         );
@@ -324,43 +330,44 @@ fn cap_structured(
     Some((raw(&value), truncation))
 }
 
-/// `value` with its string at `pointer` cut to make the whole fit `limit`; when that string is
-/// the text of `known`, cut again from what its first cut kept.
+/// Cuts the string of `value` at `pointer` to make the whole fit `limit`; when that string is
+/// the text of `known`, cuts it again from what its first cut kept. `value` is left as it was
+/// when no cut makes it fit.
 fn cut_string(
-    mut value: Value,
+    value: &mut Value,
     pointer: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
     known: Option<&CutText>,
     count: impl Fn(&Value) -> usize,
-) -> Option<(Value, Truncation)> {
-    let original = std::mem::take(value.pointer_mut(pointer)?);
-    // What the rest of the structure takes, counted without the string.
-    let mut budget = limit.max_tokens().saturating_sub(count(&value));
-    let Value::String(original) = original else {
+) -> Option<Truncation> {
+    let Value::String(original) = std::mem::take(value.pointer_mut(pointer)?) else {
         return None;
     };
+    // What the rest of the structure takes, counted without the string.
+    let mut budget = limit.max_tokens().saturating_sub(count(value));
     // JSON escapes change the count a little: cut again by what is over.
     for _ in 0..8 {
         if budget < ToolOutputLimits::MIN_MAX_TOKENS {
-            return None;
+            break;
         }
         let within = limit.clone().with_max_tokens(budget);
-        let (cut, truncation) = match known.and_then(|known| recut(known, &within, tokenizer)) {
-            Some(recut) => recut,
-            None => {
-                let mut cut = original.clone();
-                let truncation = cap(&mut cut, &within, tokenizer)?;
-                (cut, truncation)
-            }
+        let recut = known.and_then(|known| recut(known, &within, tokenizer));
+        let Some((cut, truncation)) = recut.or_else(|| {
+            let mut cut = original.clone();
+            let truncation = cap(&mut cut, &within, tokenizer)?;
+            Some((cut, truncation))
+        }) else {
+            break;
         };
         *value.pointer_mut(pointer)? = Value::String(cut);
-        let tokens = count(&value);
+        let tokens = count(value);
         if tokens <= limit.max_tokens() {
-            return Some((value, truncation));
+            return Some(truncation);
         }
         budget = budget.saturating_sub(tokens - limit.max_tokens());
     }
+    *value.pointer_mut(pointer)? = Value::String(original);
     None
 }
 

@@ -334,7 +334,22 @@ fn structured_content_is_capped_within_the_limit_too() {
     assert!(
         note_of(inner).starts_with("truncated: ") && note_of(inner).ends_with("refine your query")
     );
-    assert!(text.starts_with(inner.rsplit_once('\n').unwrap().0));
+    let kept = inner.rsplit_once('\n').unwrap().0;
+    assert!(text.starts_with(kept));
+    // Its figures are exact, though its string was cut from the text block's cut.
+    let figures = &result["_meta"][META_KEY]["structuredContent"];
+    assert_eq!(
+        figures["original_tokens"].as_u64(),
+        Some(tokens(&text) as u64)
+    );
+    assert_eq!(figures["kept_tokens"].as_u64(), Some(tokens(kept) as u64));
+    assert_eq!(
+        note_of(inner),
+        format!(
+            "truncated: {} tokens dropped, refine your query",
+            figures["dropped_tokens"]
+        )
+    );
     let text_block = result["content"][0]["text"].as_str().unwrap();
     assert!(tokens(text_block) <= 5000);
     assert!(
@@ -444,7 +459,7 @@ fn an_error_result_keeps_its_tail_and_task_results_are_capped() {
         &dir,
         1,
         &[line(
-            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": log}], "isError": true}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": log}], "structuredContent": {"content": log}, "isError": true}}),
         )],
     );
     // 2025-11-25: a task-augmented call, then tasks/result.
@@ -503,6 +518,19 @@ fn an_error_result_keeps_its_tail_and_task_results_are_capped() {
     );
     assert_eq!(result["isError"], true);
     assert_eq!(result["_meta"][META_KEY]["content"]["keep"], "tail");
+    // The structure's copy of the log keeps its tail too, cut from the text block's cut.
+    let structured = &result["structuredContent"];
+    assert!(tokens(&structured.to_string()) <= 500);
+    let inner = structured["content"].as_str().unwrap();
+    let (kept, _) = inner.rsplit_once('\n').unwrap();
+    assert!(log.ends_with(kept) && kept.ends_with("error[E0308]: mismatched types"));
+    let figures = &result["_meta"][META_KEY]["structuredContent"];
+    assert_eq!(figures["keep"], "tail");
+    assert_eq!(figures["kept_tokens"].as_u64(), Some(tokens(kept) as u64));
+    assert_eq!(
+        figures["original_tokens"].as_u64(),
+        Some(tokens(&log) as u64)
+    );
 
     session.send_json(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "Glob", "arguments": {}, "task": {"ttl": 60000}}}));
     assert_eq!(session.next_json()["result"]["task"]["taskId"], "t-1");
