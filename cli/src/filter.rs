@@ -32,21 +32,30 @@ pub(crate) fn count(manifest: Option<&Path>, counting: &CountingArgs) -> Result<
 pub(crate) fn capped(text: &mut String, tool: &str, limit: &ToolLimit, config: &Config) {
     let tokenizer = config.limits.tokenizer();
     let max_tokens = limit.max_tokens();
-    let Some(mut found) = cut(text, limit, tokenizer) else {
+    // Room for the newline: a cut a token shorter, whose total says whether the text was within
+    // the limit as given; again a token shorter while the whole does not fit.
+    let shorter = |room: usize| {
+        cut(
+            text,
+            &limit.clone().with_max_tokens(max_tokens - room),
+            tokenizer,
+        )
+    };
+    let Some(mut found) = shorter(1).filter(|cut| cut.truncation.original_tokens > max_tokens)
+    else {
         return;
     };
-    // Room for the newline: cut again a token shorter while the whole does not fit.
-    let mut output = String::new();
-    for room in 1..=8 {
-        let shorter = limit.clone().with_max_tokens(max_tokens - room);
-        if let Some(shorter) = cut(text, &shorter, tokenizer) {
-            found = shorter;
-        }
-        output = found.capped(text);
-        output.push('\n');
+    let mut output = found.capped(text);
+    output.push('\n');
+    for room in 2..=8 {
         if tokenizer.count(&output) <= max_tokens {
             break;
         }
+        if let Some(again) = shorter(room) {
+            found = again;
+        }
+        output = found.capped(text);
+        output.push('\n');
     }
     *text = output;
     Truncation {
