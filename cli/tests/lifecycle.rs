@@ -247,3 +247,34 @@ fn a_server_that_closes_its_stdout_and_stays_is_shut_down() {
     assert!(ends_within(pid, Duration::from_secs(1)));
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn a_process_the_server_leaves_holding_its_stdout_does_not_hold_the_proxy() {
+    let dir = scratch("grandchild");
+    let result = large_result(&dir, 20_000);
+    // A process of the server's own keeps the pipe open for 5 s after the server exits.
+    let script = format!(
+        "read -r line; sleep 5 & echo $! > \"$DIR/pid\"; cat '{}'; exit 4",
+        result.display()
+    );
+    let mut proxy = proxy(&dir, &script, Stdio::piped());
+    let mut stdin = proxy.stdin.take().unwrap();
+    let stderr = proxy.stderr.take().unwrap();
+    writeln!(stdin, "{CALL}").unwrap();
+    let left = server_pid(&dir);
+    let (lines, code, elapsed) = host_gets(proxy, Duration::from_secs(20));
+    drop(stdin);
+    assert_eq!(lines.len(), 1, "the result is delivered");
+    assert!(capped_text(&lines[0]).ends_with("tokens dropped, refine your query"));
+    assert_eq!(code, Some(4));
+    assert!(
+        elapsed < Duration::from_secs(4),
+        "not held by the pipe: {elapsed:?}"
+    );
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut BufReader::new(stderr), &mut said).unwrap_or_default();
+    assert!(said.contains("stopped relaying"), "{said}");
+    // The process that held the pipe ends on its own.
+    assert!(ends_within(left, Duration::from_secs(10)));
+    let _ = std::fs::remove_dir_all(dir);
+}
