@@ -244,6 +244,68 @@ impl Cut {
         content.push_str(line_break_after(content));
         content.push_str(&self.note);
     }
+
+    /// The kept text of each of several texts that were cut as one: `joined` is the texts
+    /// joined by newlines, the text this cut was found in, and `lengths` their lengths in
+    /// bytes. `None` stands for a text wholly cut out. The kept texts joined by newlines are
+    /// [`capped`](Self::capped): the marker ends the head's last text, or stands in the text
+    /// the middle was cut from, and the note ends the last text kept.
+    ///
+    /// For outputs made of several texts, such as an MCP result's text blocks, that are
+    /// counted as one.
+    ///
+    /// ```
+    /// use tool_output_cap::{cut, Encoding, ToolLimit};
+    ///
+    /// let blocks: Vec<String> = (0..3).map(|b| (0..400).map(|i| format!("{b}/{i}\n")).collect()).collect();
+    /// let joined = blocks.join("\n");
+    /// let cut = cut(&joined, &ToolLimit::new(500), Encoding::O200kBase.tokenizer()).unwrap();
+    /// let kept = cut.split(&joined, &blocks.iter().map(String::len).collect::<Vec<_>>());
+    /// assert!(kept[0].is_some() && kept[2].is_none());
+    /// let kept: Vec<String> = kept.into_iter().flatten().collect();
+    /// assert_eq!(kept.join("\n"), cut.capped(&joined));
+    /// ```
+    pub fn split(&self, joined: &str, lengths: &[usize]) -> Vec<Option<String>> {
+        let keep = self.truncation.keep;
+        let mut kept = Vec::with_capacity(lengths.len());
+        let (mut start, mut last_head, mut marked) = (0, None, false);
+        for (text, &len) in lengths.iter().enumerate() {
+            let end = start + len;
+            let head = (keep != Keep::Tail && start <= self.head_end)
+                .then(|| &joined[start..end.min(self.head_end)]);
+            let tail = (keep != Keep::Head && end >= self.tail_start)
+                .then(|| &joined[start.max(self.tail_start)..end]);
+            kept.push(match (head, tail) {
+                (Some(head), Some(tail)) => {
+                    marked = true;
+                    Some(format!(
+                        "{head}{}{CUT_MARKER}\n{tail}",
+                        line_break_after(head)
+                    ))
+                }
+                (Some(head), None) => {
+                    last_head = Some(text);
+                    Some(head.to_owned())
+                }
+                (None, Some(tail)) => Some(tail.to_owned()),
+                (None, None) => None,
+            });
+            start = end + 1;
+        }
+        // A head and a tail in different texts: the marker ends the head's last text.
+        if let Some(text) = last_head
+            .filter(|_| self.has_marker() && !marked)
+            .and_then(|text| kept[text].as_mut())
+        {
+            text.push_str(line_break_after(text));
+            text.push_str(CUT_MARKER);
+        }
+        if let Some(last) = kept.iter_mut().rev().find_map(Option::as_mut) {
+            last.push_str(line_break_after(last));
+            last.push_str(&self.note);
+        }
+        kept
+    }
 }
 
 /// `head`, the line [`CUT_MARKER`] if there is a `marker`, `tail`, then `note`, each line after

@@ -110,6 +110,7 @@ mod cap;
 pub mod future;
 mod layer;
 mod manifest;
+mod name;
 mod service;
 mod tokenizer;
 mod tool;
@@ -119,6 +120,7 @@ mod worker;
 pub use cap::{cap, cut, line_break_after, note, Cut, Keep, ToolLimit, CUT_MARKER};
 pub use layer::ToolOutputCapLayer;
 pub use manifest::{Manifest, ManifestError, ToolOutputLimits, WorkerManifest};
+pub use name::UnknownName;
 pub use service::ToolOutputCap;
 #[cfg(feature = "bpe-openai")]
 pub use tokenizer::BpeOpenai;

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::cap::{Keep, ToolLimit};
+use crate::cap::{Cut, Keep, ToolLimit};
 #[cfg(feature = "hf")]
 use crate::tokenizer::HfTokenizer;
 use crate::tokenizer::{Encoding, Tokenizer, TokenizerRef};
@@ -316,6 +316,47 @@ impl ToolOutputLimits {
         cap_text(tool, message, self.limit_for(tool), self.tokenizer(), true)
     }
 
+    /// Caps `texts`, the parts of one output of `tool` (its error if it `failed`), taken
+    /// together as one text joined by newlines: what [`Cut::split`](crate::Cut::split) keeps of
+    /// each, `None` for a part wholly cut out, and the truncation, which it emits as
+    /// [`cap`](Self::cap) does. `None` when they fit.
+    ///
+    /// ```
+    /// use tool_output_cap::ToolOutputLimits;
+    ///
+    /// let limits = ToolOutputLimits::new(100)?;
+    /// let block: String = (0..200).map(|i| format!("match {i}\n")).collect();
+    /// let (kept, truncation) = limits.cap_texts("Grep", &[&block, &block], false).unwrap();
+    /// assert!(kept[0].as_deref().unwrap().ends_with("tokens dropped, refine your query"));
+    /// assert_eq!((kept[1].as_deref(), truncation.max_tokens), (None, 100));
+    /// # Ok::<(), tool_output_cap::ManifestError>(())
+    /// ```
+    pub fn cap_texts(
+        &self,
+        tool: &str,
+        texts: &[&str],
+        failed: bool,
+    ) -> Option<(Vec<Option<String>>, Truncation)> {
+        let joined = texts.join("\n");
+        let cut = self.cut(tool, &joined, failed)?;
+        cut.truncation.record(tool, failed);
+        let lengths: Vec<usize> = texts.iter().map(|text| text.len()).collect();
+        Some((cut.split(&joined, &lengths), cut.truncation))
+    }
+
+    /// Where [`cap`](Self::cap) would cut `text`, an output of `tool`, or
+    /// [`cap_error`](Self::cap_error) if it `failed`, without cutting it or emitting the event:
+    /// `None` if it fits. For a caller that builds the capped text itself
+    /// ([`Cut::capped`](crate::Cut::capped)).
+    pub fn cut(&self, tool: &str, text: &str, failed: bool) -> Option<Cut> {
+        let limit = self.limit_for(tool);
+        if failed && limit.keep() != Keep::Tail {
+            crate::cut(text, &limit.clone().with_keep(Keep::Tail), self.tokenizer())
+        } else {
+            crate::cut(text, limit, self.tokenizer())
+        }
+    }
+
     /// The tokenizer these limits count with, as the layer holds it.
     pub(crate) fn tokenizer_ref(&self) -> TokenizerRef {
         #[cfg(feature = "hf")]
@@ -545,11 +586,9 @@ impl<'a> Value<'a> {
     }
 
     fn keep(&self) -> Result<Keep, ManifestError> {
-        match self.value.as_str() {
-            Some("head") => Ok(Keep::Head),
-            Some("tail") => Ok(Keep::Tail),
-            Some("head_tail") => Ok(Keep::HeadTail),
-            _ => Err(self.error(format!(
+        match self.value.as_str().and_then(|name| name.parse().ok()) {
+            Some(keep) => Ok(keep),
+            None => Err(self.error(format!(
                 "must be \"head\", \"tail\" or \"head_tail\", found {}",
                 self.value
             ))),
@@ -557,10 +596,9 @@ impl<'a> Value<'a> {
     }
 
     fn encoding(&self) -> Result<Encoding, ManifestError> {
-        match self.value.as_str() {
-            Some("o200k_base") => Ok(Encoding::O200kBase),
-            Some("cl100k_base") => Ok(Encoding::Cl100kBase),
-            _ => Err(self.error(format!(
+        match self.value.as_str().and_then(|name| name.parse().ok()) {
+            Some(encoding) => Ok(encoding),
+            None => Err(self.error(format!(
                 "must be \"o200k_base\" or \"cl100k_base\", found {}",
                 self.value
             ))),
