@@ -2,7 +2,7 @@
 //! gets, so that a setup can be tried by hand before a host hides what went wrong.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, ChildStdin, ExitCode, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -23,11 +23,7 @@ const STATELESS_PROTOCOL: &str = "2026-07-28";
 const STDERR_SHOWN: usize = 8 * 1024;
 
 /// Lists the tools of the server `command` starts with the limits each gets.
-pub(crate) fn run(
-    args: &LimitArgs,
-    timeout: Duration,
-    command: &[String],
-) -> Result<ExitCode, Failure> {
+pub(crate) fn run(args: &LimitArgs, timeout: Duration, command: &[String]) -> Result<u8, Failure> {
     let config = Config::for_every_tool(args)?;
     let mut server = Server::start(command, timeout)?;
     let listed = server.list_tools();
@@ -42,7 +38,7 @@ pub(crate) fn run(
         }
     })?;
     print!("{}", report(&config, &tools, &protocol));
-    Ok(ExitCode::SUCCESS)
+    Ok(0)
 }
 
 /// What `check` prints: where the limits come from, each tool's limit, and the `per_tool`

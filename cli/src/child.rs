@@ -1,6 +1,6 @@
 //! The command a subcommand runs: starting it, and its exit code as this process's.
 
-use std::process::{ExitCode, ExitStatus};
+use std::process::ExitStatus;
 
 use crate::Failure;
 
@@ -50,10 +50,10 @@ pub(crate) fn not_started(argv: &[String], error: std::io::Error) -> Failure {
 
 /// The exit code of a command that ended with `status`: its own, or 128 and the signal that
 /// ended it, as a shell says.
-pub(crate) fn exit_code(status: ExitStatus) -> ExitCode {
+pub(crate) fn exit_code(status: ExitStatus) -> u8 {
     #[cfg(unix)]
     if let Some(signal) = std::os::unix::process::ExitStatusExt::signal(&status) {
-        return ExitCode::from(128u8.saturating_add(signal as u8));
+        return 128u8.saturating_add(signal as u8);
     }
-    ExitCode::from(status.code().unwrap_or(1) as u8)
+    status.code().unwrap_or(1) as u8
 }

@@ -6,7 +6,7 @@
 //! their method, id and the few params that route them; server messages for their id, and only
 //! while a call is pending.
 
-use std::process::{ExitCode, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -33,7 +33,7 @@ const GRACE: Duration = Duration::from_millis(1500);
 const SILENCE: Duration = Duration::from_millis(200);
 
 /// Runs `command` as the server, relaying until it exits; its exit code is this process's.
-pub(crate) fn run(args: &LimitArgs, command: &[String]) -> Result<ExitCode, Failure> {
+pub(crate) fn run(args: &LimitArgs, command: &[String]) -> Result<u8, Failure> {
     let limits = Config::for_every_tool(args)?.limits;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -47,7 +47,7 @@ pub(crate) fn run(args: &LimitArgs, command: &[String]) -> Result<ExitCode, Fail
     outcome
 }
 
-async fn relay(limits: ToolOutputLimits, command: &[String]) -> Result<ExitCode, Failure> {
+async fn relay(limits: ToolOutputLimits, command: &[String]) -> Result<u8, Failure> {
     let mut child = tokio::process::Command::from(child::command(command)?)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

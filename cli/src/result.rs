@@ -5,8 +5,7 @@ use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use tool_output_cap::{
-    cap, cut, line_break_after, note, Cut, Keep, Tokenizer, ToolLimit, ToolOutputLimits,
-    Truncation, CUT_MARKER,
+    cap, cut, line_break_after, note, Cut, Keep, Tokenizer, ToolLimit, ToolOutputLimits, Truncation,
 };
 
 use crate::lenient;
@@ -177,7 +176,7 @@ fn cap_content(
     let cut = cut(&joined, &limit, tokenizer)?;
     cut.truncation.record(tool, failed);
     let lengths: Vec<usize> = texts.iter().map(|(_, _, text)| text.len()).collect();
-    let kept = split(&joined, &cut, &lengths);
+    let kept = cut.split(&joined, &lengths);
     let mut removed = Vec::new();
     for ((at, mut block, _), kept) in texts.into_iter().zip(kept) {
         match kept {
@@ -202,51 +201,6 @@ fn cap_content(
 struct CutText {
     text: String,
     cut: Cut,
-}
-
-/// The text of each of the blocks of `lengths`, whose texts joined by newlines are `joined`,
-/// once `cut`: `None` for a block wholly cut out. The kept texts joined by newlines are
-/// `joined` capped.
-fn split(joined: &str, cut: &Cut, lengths: &[usize]) -> Vec<Option<String>> {
-    let keep = cut.truncation.keep;
-    let mut kept = Vec::with_capacity(lengths.len());
-    let (mut start, mut last_head, mut marked) = (0, None, false);
-    for (block, &len) in lengths.iter().enumerate() {
-        let end = start + len;
-        let head = (keep != Keep::Tail && start <= cut.head_end)
-            .then(|| &joined[start..end.min(cut.head_end)]);
-        let tail = (keep != Keep::Head && end >= cut.tail_start)
-            .then(|| &joined[start.max(cut.tail_start)..end]);
-        kept.push(match (head, tail) {
-            (Some(head), Some(tail)) => {
-                marked = true;
-                Some(format!(
-                    "{head}{}{CUT_MARKER}\n{tail}",
-                    line_break_after(head)
-                ))
-            }
-            (Some(head), None) => {
-                last_head = Some(block);
-                Some(head.to_owned())
-            }
-            (None, Some(tail)) => Some(tail.to_owned()),
-            (None, None) => None,
-        });
-        start = end + 1;
-    }
-    // A head and a tail in different blocks: the marker ends the head's last block.
-    if let Some(text) = last_head
-        .filter(|_| cut.has_marker() && !marked)
-        .and_then(|block| kept[block].as_mut())
-    {
-        text.push_str(line_break_after(text));
-        text.push_str(CUT_MARKER);
-    }
-    if let Some(last) = kept.iter_mut().rev().find_map(Option::as_mut) {
-        last.push_str(line_break_after(last));
-        last.push_str(&cut.note);
-    }
-    kept
 }
 
 /// `structuredContent`, when its compact JSON is over the limit, cut to fit: its longest string

@@ -1,0 +1,118 @@
+//! The `tool-output-cap` command: the cap of the `tool-output-cap` crate for agent hosts and
+//! shells that cannot link a Rust crate. An MCP stdio proxy (`mcp`, checked by `check`), and
+//! filters (`run`, `cap`, `count`). See the README.
+//!
+//! Its one item, [`run`], is the whole command, for a program that ships it inside another
+//! process: the binary's `main`, and the Python package's `tool-output-cap` script.
+
+#![deny(unsafe_code)] // but the one block in `child`, with its safety argument
+
+use std::ffi::OsString;
+use std::time::Duration;
+
+use clap::Parser;
+
+mod args;
+mod check;
+mod child;
+mod config;
+mod filter;
+mod lenient;
+mod log;
+mod pending;
+mod relay;
+mod result;
+mod run;
+
+use args::{Args, Command};
+
+/// How long the logs have to reach stderr once the work is done: a host that does not read it
+/// is not waited for.
+const LOGS_FLUSH: Duration = Duration::from_millis(200);
+
+/// Runs the command line `args`, the program's name first, and gives its exit code: the
+/// server's or the command's, or 1, 2 or 127 for what stopped it (said on stderr, as `--help`
+/// and a bad flag are). Logs go to stderr, at the level `RUST_LOG` sets (`warn` without it).
+///
+/// Call it once per process, on the thread that will wait for it: it sets the process's log
+/// subscriber, and handles SIGTERM, SIGINT and SIGHUP while `mcp` runs.
+pub fn run<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args = match Args::try_parse_from(args) {
+        Ok(args) => args,
+        Err(error) => {
+            let _ = error.print();
+            return u8::try_from(error.exit_code()).unwrap_or(2);
+        }
+    };
+    log::init();
+    let outcome = match args.command {
+        Command::Mcp { limit, server } => relay::run(&limit, &server.command),
+        Command::Check {
+            limit,
+            timeout,
+            server,
+        } => check::run(
+            &limit,
+            std::time::Duration::from_secs(timeout),
+            &server.command,
+        ),
+        Command::Run {
+            limit,
+            tool,
+            command,
+        } => run::run(&limit, tool.tool.as_deref(), &command.command),
+        Command::Cap { limit, tool } => filter::cap(&limit, tool.tool.as_deref()).map(|()| 0),
+        Command::Count { manifest, counting } => {
+            filter::count(manifest.as_deref(), &counting).map(|()| 0)
+        }
+    };
+    let code = outcome.unwrap_or_else(|failure| {
+        log::say(format!("tool-output-cap: {}\n", failure.message));
+        failure.code
+    });
+    log::flush(LOGS_FLUSH);
+    code
+}
+
+/// What stops the binary before it could do its job: said on stderr, with an exit code.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    message: String,
+    code: u8,
+}
+
+impl Failure {
+    /// A bad flag or manifest: exit code 2.
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 2,
+        }
+    }
+
+    /// Reading or writing failed, or a server did not answer: exit code 1.
+    pub(crate) fn io(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 1,
+        }
+    }
+
+    /// The command could not be started: exit code 127, as a shell says.
+    pub(crate) fn not_started(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            code: 127,
+        }
+    }
+}
+
+impl From<tool_output_cap::ManifestError> for Failure {
+    fn from(error: tool_output_cap::ManifestError) -> Self {
+        Failure::usage(error.to_string())
+    }
+}
