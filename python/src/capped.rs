@@ -1,0 +1,104 @@
+//! What a cap gives back: the text, and how it was cut.
+
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use tool_output_cap::Cut;
+
+use crate::text::Text;
+
+/// A capped text: `text`, and `truncation`, `None` when the text came back unchanged.
+#[pyclass(frozen, module = "tool_output_cap")]
+pub(crate) struct Capped {
+    #[pyo3(get)]
+    text: Py<PyString>,
+    #[pyo3(get)]
+    truncation: Option<Py<Truncation>>,
+}
+
+impl Capped {
+    /// `text` cut where `find` says, found and applied with the GIL released: the same `str`
+    /// when there is no cut.
+    pub(crate) fn of(
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        find: impl FnOnce(&str) -> Option<Cut> + Send,
+    ) -> PyResult<Capped> {
+        let utf8 = Text::of(text)?;
+        let Some((capped, truncation)) = py.detach(|| {
+            let cut = find(&utf8)?;
+            Some((cut.capped(&utf8), cut.truncation))
+        }) else {
+            return Ok(Capped {
+                text: text.clone().unbind(),
+                truncation: None,
+            });
+        };
+        Capped::new(py, &capped, Some(truncation))
+    }
+
+    pub(crate) fn new(
+        py: Python<'_>,
+        text: &str,
+        truncation: Option<tool_output_cap::Truncation>,
+    ) -> PyResult<Capped> {
+        Ok(Capped {
+            text: PyString::new(py, text).unbind(),
+            truncation: truncation
+                .map(|truncation| Py::new(py, Truncation::from(truncation)))
+                .transpose()?,
+        })
+    }
+}
+
+#[pymethods]
+impl Capped {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let truncation = match &self.truncation {
+            Some(truncation) => truncation.get().__repr__(),
+            None => "None".to_owned(),
+        };
+        Ok(format!(
+            "Capped(text=<{} chars>, truncation={truncation})",
+            self.text.bind(py).len()?
+        ))
+    }
+}
+
+/// How a text over its limit was cut: the crate's figures, `N` of the note being
+/// `dropped_tokens`.
+#[pyclass(frozen, eq, module = "tool_output_cap")]
+#[derive(PartialEq, Eq)]
+pub(crate) struct Truncation {
+    #[pyo3(get)]
+    original_tokens: usize,
+    #[pyo3(get)]
+    kept_tokens: usize,
+    #[pyo3(get)]
+    dropped_tokens: usize,
+    #[pyo3(get)]
+    max_tokens: usize,
+    #[pyo3(get)]
+    keep: &'static str,
+}
+
+impl From<tool_output_cap::Truncation> for Truncation {
+    fn from(truncation: tool_output_cap::Truncation) -> Self {
+        Truncation {
+            original_tokens: truncation.original_tokens,
+            kept_tokens: truncation.kept_tokens,
+            dropped_tokens: truncation.dropped_tokens,
+            max_tokens: truncation.max_tokens,
+            keep: truncation.keep.name(),
+        }
+    }
+}
+
+#[pymethods]
+impl Truncation {
+    fn __repr__(&self) -> String {
+        format!(
+            "Truncation(original_tokens={}, kept_tokens={}, dropped_tokens={}, max_tokens={}, keep={:?})",
+            self.original_tokens, self.kept_tokens, self.dropped_tokens, self.max_tokens, self.keep
+        )
+    }
+}

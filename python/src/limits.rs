@@ -1,0 +1,205 @@
+//! `Limits`: the limits of `[worker.tool_output]`, from a manifest or from arguments.
+
+use std::path::PathBuf;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use tool_output_cap::{Encoding, Keep, Manifest, ToolLimit, ToolOutputLimits};
+
+use crate::capped::{Capped, Truncation};
+use crate::parse;
+use crate::text::Text;
+
+pyo3::create_exception!(
+    tool_output_cap,
+    ManifestError,
+    PyValueError,
+    "A manifest, or a `Limits` argument, that the crate refuses: its message names the file, \
+     line, column and key, and says what is wrong."
+);
+
+fn manifest_error(error: impl std::fmt::Display) -> PyErr {
+    ManifestError::new_err(error.to_string())
+}
+
+/// What `cap_texts` keeps of each part: `None` for a part wholly cut out.
+type KeptTexts = Vec<Option<Py<PyString>>>;
+
+/// The limit of every tool, of each tool by name, and the tokenizer they count with.
+#[pyclass(frozen, module = "tool_output_cap")]
+pub(crate) struct Limits(ToolOutputLimits);
+
+#[pymethods]
+impl Limits {
+    #[new]
+    #[pyo3(signature = (default_max_tokens = 5000, default_keep = "head", per_tool = None, encoding = None, tokenizer_file = None))]
+    fn new(
+        default_max_tokens: i64,
+        default_keep: &str,
+        per_tool: Option<&Bound<'_, PyDict>>,
+        encoding: Option<&str>,
+        tokenizer_file: Option<PathBuf>,
+    ) -> PyResult<Limits> {
+        let mut limits = ToolOutputLimits::new(tokens("default_max_tokens", default_max_tokens)?)
+            .map_err(manifest_error)?
+            .with_default_keep(parse::<Keep>("default_keep", default_keep)?);
+        match (encoding, tokenizer_file) {
+            (Some(_), Some(_)) => {
+                return Err(ManifestError::new_err(
+                    "tokenizer_file cannot be given with encoding: tokens are counted in one \
+                     vocabulary",
+                ))
+            }
+            (Some(encoding), None) => {
+                limits = limits.with_encoding(parse::<Encoding>("encoding", encoding)?);
+            }
+            (None, Some(path)) => {
+                limits = limits.with_tokenizer_file(path).map_err(manifest_error)?;
+            }
+            (None, None) => {}
+        }
+        for (tool, limit) in per_tool.into_iter().flat_map(|per_tool| per_tool.iter()) {
+            let tool: String = tool.extract().map_err(|_| {
+                ManifestError::new_err(format!("per_tool: {tool:?} is not a tool name"))
+            })?;
+            let limit = tool_limit(&tool, &limit, limits.default_limit())?;
+            limits = limits
+                .with_tool_limit(tool, limit)
+                .map_err(manifest_error)?;
+        }
+        Ok(Limits(limits))
+    }
+
+    /// The limits of the manifest at `path`'s `[worker.tool_output]`, or the defaults without one.
+    #[staticmethod]
+    fn from_manifest(path: PathBuf) -> PyResult<Limits> {
+        let manifest = Manifest::from_path(path).map_err(manifest_error)?;
+        Ok(Limits(manifest.worker.limits()))
+    }
+
+    /// `text`, an output of `tool_name` (its error if `error`, which keeps the tail), capped to
+    /// the tool's limit.
+    #[pyo3(signature = (tool_name, text, error = false))]
+    fn cap(
+        &self,
+        py: Python<'_>,
+        tool_name: &str,
+        text: &Bound<'_, PyString>,
+        error: bool,
+    ) -> PyResult<Capped> {
+        Capped::of(py, text, |text| self.0.cut(tool_name, text, error))
+    }
+
+    /// `texts`, the parts of one output of `tool_name`, capped as one text joined by newlines:
+    /// the kept text of each part (`None` for a part wholly cut out) and the truncation, or
+    /// the texts unchanged and `None`.
+    #[pyo3(signature = (tool_name, texts, error = false))]
+    fn cap_texts(
+        &self,
+        py: Python<'_>,
+        tool_name: &str,
+        texts: Vec<Bound<'_, PyString>>,
+        error: bool,
+    ) -> PyResult<(KeptTexts, Option<Truncation>)> {
+        let utf8 = texts.iter().map(Text::of).collect::<PyResult<Vec<_>>>()?;
+        let capped = py.detach(|| {
+            let parts: Vec<&str> = utf8.iter().map(|text| &**text).collect();
+            self.0.cap_texts(tool_name, &parts, error)
+        });
+        Ok(match capped {
+            None => (
+                texts.into_iter().map(|text| Some(text.unbind())).collect(),
+                None,
+            ),
+            Some((kept, truncation)) => (
+                kept.iter()
+                    .map(|text| text.as_deref().map(|text| PyString::new(py, text).unbind()))
+                    .collect(),
+                Some(Truncation::from(truncation)),
+            ),
+        })
+    }
+
+    /// The tokens of `text` with these limits' tokenizer.
+    fn count(&self, py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<usize> {
+        let text = Text::of(text)?;
+        Ok(py.detach(|| self.0.tokenizer().count(&text)))
+    }
+
+    /// The token limit of `tool_name`'s outputs, note included.
+    fn max_tokens_for(&self, tool_name: &str) -> usize {
+        self.0.max_tokens_for(tool_name)
+    }
+
+    fn __repr__(&self) -> String {
+        let limit = self.0.default_limit();
+        let tools = self.0.per_tool().count();
+        let vocabulary = match self.0.tokenizer_file() {
+            Some(path) => format!("tokenizer_file={:?}", path.display().to_string()),
+            None => format!("encoding={:?}", self.0.encoding().name()),
+        };
+        format!(
+            "Limits(default_max_tokens={}, default_keep={:?}, per_tool=<{tools} tools>, {vocabulary})",
+            limit.max_tokens(),
+            limit.keep().name()
+        )
+    }
+}
+
+/// `value`, the limit of `tool` in `per_tool`: a number of tokens, or a dict of `max_tokens`,
+/// `keep` and `hint`, which default to `default`'s.
+fn tool_limit(tool: &str, value: &Bound<'_, PyAny>, default: &ToolLimit) -> PyResult<ToolLimit> {
+    let key = |name: &str| format!("per_tool.{tool}{name}");
+    let Ok(table) = value.cast::<PyDict>() else {
+        let max = value.extract::<i64>().map_err(|_| {
+            ManifestError::new_err(format!(
+                "{} must be a whole number of tokens or a dict, found {}",
+                key(""),
+                value.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+            ))
+        })?;
+        return Ok(ToolLimit::new(tokens(&key(""), max)?).with_keep(default.keep()));
+    };
+    let mut limit = default.clone();
+    for (name, value) in table.iter() {
+        let name: String = name.extract().unwrap_or_default();
+        let key = key(&format!(".{name}"));
+        let wrong = |what: &str| {
+            ManifestError::new_err(format!(
+                "{key} must be {what}, found {}",
+                value.repr().map_or_else(|_| "?".into(), |r| r.to_string())
+            ))
+        };
+        limit = match name.as_str() {
+            "max_tokens" => limit.with_max_tokens(tokens(
+                &key,
+                value
+                    .extract()
+                    .map_err(|_| wrong("a whole number of tokens"))?,
+            )?),
+            "keep" => limit.with_keep(parse::<Keep>(
+                &key,
+                &value.extract::<String>().map_err(|_| wrong("a str"))?,
+            )?),
+            "hint" => limit.with_hint(value.extract::<String>().map_err(|_| wrong("a str"))?),
+            _ => {
+                return Err(ManifestError::new_err(format!(
+                    "{key} is not a key of a tool's limit: max_tokens, keep or hint"
+                )))
+            }
+        };
+    }
+    Ok(limit)
+}
+
+/// `max_tokens`, the value of `key`, if it is at least the crate's least.
+fn tokens(key: &str, max_tokens: i64) -> PyResult<usize> {
+    match usize::try_from(max_tokens) {
+        Ok(n) if n >= ToolOutputLimits::MIN_MAX_TOKENS => Ok(n),
+        _ => Err(ManifestError::new_err(format!(
+            "{key} {}",
+            crate::too_small(max_tokens)
+        ))),
+    }
+}

@@ -1,0 +1,87 @@
+"""Real data and independent oracles for the tests: this machine's own file listing, OpenAI's
+`tiktoken` on the vocabulary files the tiktoken-rs crate ships, and Hugging Face's `tokenizers`
+on a model's tokenizer.json. A test whose oracle is missing is skipped, saying why."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+NOTE = re.compile(r"truncated: (\d+) tokens dropped, refine your query(: .*)?")
+URLS = {
+    "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
+    "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def usr_listing() -> str:
+    """`find /usr -type f`, as an agent's Glob over a real tree returns it."""
+    found = subprocess.run(
+        ["find", "/usr", "-type", "f"], capture_output=True, check=False
+    ).stdout
+    return found.decode("utf-8", "replace")
+
+
+@pytest.fixture(scope="session")
+def listing() -> str:
+    """About 125 KB of the listing: the size of the incident's Glob result."""
+    text = usr_listing()
+    end = text.index("\n", 125_000) + 1
+    return text[:end]
+
+
+@functools.lru_cache(maxsize=None)
+def _tiktoken_cache() -> Path:
+    """A tiktoken cache holding the crate's own vocabulary files, named as tiktoken names them."""
+    if shutil.which("cargo") is None:
+        pytest.skip("no cargo on PATH: the tiktoken oracle reads the vocabularies tiktoken-rs ships")
+    metadata = json.loads(
+        subprocess.run(
+            ["cargo", "metadata", "--format-version", "1", "--manifest-path", str(REPO / "Cargo.toml")],
+            capture_output=True,
+            check=True,
+        ).stdout
+    )
+    [crate] = [p for p in metadata["packages"] if p["name"] == "tiktoken-rs"]
+    assets = Path(crate["manifest_path"]).parent / "assets"
+    cache = Path(os.environ.get("PYTEST_TIKTOKEN_CACHE", "/tmp/tool-output-cap-tiktoken"))
+    cache.mkdir(parents=True, exist_ok=True)
+    for name, url in URLS.items():
+        shutil.copyfile(assets / f"{name}.tiktoken", cache / hashlib.sha1(url.encode()).hexdigest())
+    return cache
+
+
+@pytest.fixture(scope="session")
+def tiktoken_encoding():
+    """`tiktoken.get_encoding`, offline: tiktoken checks each file's sha256 against its own pin."""
+    tiktoken = pytest.importorskip("tiktoken", reason="the oracle for the built-in encodings")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(_tiktoken_cache())
+    return tiktoken.get_encoding
+
+
+@pytest.fixture(scope="session")
+def tokenizer_file() -> Path:
+    """Qwen 3's tokenizer.json, which `.ci/run` fetches into the folder $TOOL_OUTPUT_CAP_TOKENIZERS."""
+    folder = os.environ.get("TOOL_OUTPUT_CAP_TOKENIZERS")
+    path = Path(folder or "/nonexistent") / "qwen3" / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"no {path}: set TOOL_OUTPUT_CAP_TOKENIZERS (.ci/run fetches the files)")
+    return path
+
+
+def note_of(text: str) -> int:
+    """The N of the note on `text`'s last line; fails when the last line is not the note."""
+    last = text.rsplit("\n", 1)[-1]
+    match = NOTE.fullmatch(last)
+    assert match, f"the last line is not the note: {last[:200]!r}"
+    return int(match.group(1))

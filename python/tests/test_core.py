@@ -1,0 +1,240 @@
+"""The core: exact counts against independent oracles, every keep at every limit, the manifest,
+bad arguments, and the GIL released."""
+
+from __future__ import annotations
+
+import base64
+import os
+import threading
+import time
+
+import pytest
+
+import tool_output_cap as toc
+from conftest import note_of, usr_listing
+
+MARKER = "[... cut here ...]"
+
+
+def hostile() -> dict[str, str]:
+    """Texts whose tokens are easy to get wrong."""
+    return {
+        "usr listing": usr_listing()[:1_000_000],
+        "japanese": "東京都の天気は晴れ、明日は雨が降るでしょう。日本語の文章を数えます。\n" * 400,
+        "emoji": "👩‍👩‍👧‍👦🇯🇵🏳️‍🌈 ok 🎉🔥\n" * 500,
+        "special-token text": "<|endoftext|> <|im_start|>user<|im_end|> <|fim_prefix|>\n" * 300,
+        "space run": " " * 100_000,
+        "white-space mix": (" \t\n\r\n  \u3000\u00a0" * 5000),
+        "base64": base64.b64encode(os.urandom(60_000)).decode(),
+    }
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize("name", list(hostile()))
+def test_count_is_tiktokens(tiktoken_encoding, encoding, name):
+    text = hostile()[name]
+    assert toc.count(text, encoding) == len(tiktoken_encoding(encoding).encode_ordinary(text))
+
+
+@pytest.mark.parametrize("name", [n for n in hostile() if n not in ("space run", "white-space mix")])
+def test_count_with_a_tokenizer_file_is_hugging_faces(tokenizer_file, name):
+    tokenizers = pytest.importorskip("tokenizers", reason="the oracle for tokenizer files")
+    oracle = tokenizers.Tokenizer.from_file(str(tokenizer_file))
+    oracle.encode_special_tokens = True  # special-token text in an output is text
+    text = hostile()[name]
+    limits = toc.Limits(tokenizer_file=tokenizer_file)
+    assert limits.count(text) == len(oracle.encode(text, add_special_tokens=False).ids)
+
+
+@pytest.mark.parametrize("text", [" " * 20_000, " \t\n\r\n  \u3000" * 2000, "a" + " " * 3000 + "b"])
+def test_white_space_runs_with_a_tokenizer_file(tokenizer_file, text):
+    tokenizers = pytest.importorskip("tokenizers", reason="the oracle for tokenizer files")
+    oracle = tokenizers.Tokenizer.from_file(str(tokenizer_file))
+    limits = toc.Limits(tokenizer_file=tokenizer_file)
+    assert limits.count(text) == len(oracle.encode(text, add_special_tokens=False).ids)
+
+
+LIMITS = [32, 33, 40, 64, 100, 257, 1000, 2048, 5000]
+
+
+@pytest.mark.parametrize("keep", ["head", "tail", "head_tail"])
+@pytest.mark.parametrize("max_tokens", LIMITS)
+def test_every_keep_at_every_limit(listing, keep, max_tokens):
+    capped = toc.cap(listing, max_tokens=max_tokens, keep=keep)
+    truncation = capped.truncation
+    assert toc.count(capped.text) <= max_tokens
+    dropped = note_of(capped.text)
+    assert dropped == truncation.dropped_tokens
+    assert truncation.original_tokens == toc.count(listing)
+    assert dropped == truncation.original_tokens - truncation.kept_tokens
+    assert (truncation.max_tokens, truncation.keep) == (max_tokens, keep)
+    # The note is the last line; before it, the kept text and a line break if it had none.
+    body = capped.text[: capped.text.rfind("\n") + 1]
+    assert listing.endswith("\n")
+    if keep == "head":
+        assert listing.startswith(body[:-1])
+    elif keep == "tail":
+        assert listing.endswith(body)
+    else:
+        head, marker, tail = body.partition(MARKER + "\n")
+        assert marker, "no cut marker"
+        assert listing.startswith(head[:-1]) and listing.endswith(tail)
+
+
+@pytest.mark.parametrize("keep", ["head", "tail", "head_tail"])
+def test_a_text_within_its_limit_comes_back_unchanged(listing, keep):
+    text = listing[:4000]
+    capped = toc.cap(text, max_tokens=5000, keep=keep)
+    assert capped.truncation is None
+    assert capped.text is text
+
+
+def test_the_hint_ends_the_note(listing):
+    capped = toc.cap(listing, max_tokens=500, hint="use a narrower pattern")
+    assert capped.text.endswith("refine your query: use a narrower pattern")
+    assert toc.count(capped.text) <= 500
+
+
+def test_lone_surrogates_are_read_as_replacement_characters():
+    text = "\ud83d" + "x😀" * 20_000 + "\udc00"
+    capped = toc.cap(text, max_tokens=100, keep="head_tail")
+    assert capped.text.startswith("\ufffd")
+    assert toc.count(capped.text) <= 100
+    assert capped.truncation.original_tokens == toc.count(text.replace("\ud83d", "\ufffd").replace("\udc00", "\ufffd"))
+
+
+def test_megabytes_of_one_character_are_capped():
+    for text in ("a" * 4_000_000, "\n" * 2_000_000, "€" * 1_000_000):
+        capped = toc.cap(text, max_tokens=64, keep="tail")
+        assert toc.count(capped.text) <= 64
+        note_of(capped.text)
+
+
+def test_the_manifest_gives_each_tool_its_limit(tmp_path, listing):
+    manifest = tmp_path / "agent.toml"
+    manifest.write_text(
+        "[worker.tool_output]\n"
+        "default_max_tokens = 2000\n"
+        "[worker.tool_output.per_tool]\n"
+        "Glob = { max_tokens = 300, hint = \"use a narrower pattern\" }\n"
+        "Bash = { max_tokens = 400, keep = \"tail\" }\n"
+    )
+    limits = toc.Limits.from_manifest(manifest)
+    glob, bash, read = (limits.cap(tool, listing) for tool in ("Glob", "Bash", "Read"))
+    assert (glob.truncation.max_tokens, glob.truncation.keep) == (300, "head")
+    assert glob.text.endswith(": use a narrower pattern")
+    assert (bash.truncation.max_tokens, bash.truncation.keep) == (400, "tail")
+    assert listing.rstrip("\n").endswith(bash.text.rsplit("\n", 1)[0].rstrip("\n"))
+    assert read.truncation.max_tokens == 2000
+    assert [limits.max_tokens_for(t) for t in ("Glob", "Bash", "Read")] == [300, 400, 2000]
+
+
+def test_a_bad_manifest_says_file_line_column_and_key(tmp_path):
+    manifest = tmp_path / "agent.toml"
+    manifest.write_text("[worker.tool_output]\ndefault_max_tokens = 5000\n\n[worker.tool_output.per_tool]\nGrep = 10\n")
+    with pytest.raises(toc.ManifestError) as raised:
+        toc.Limits.from_manifest(manifest)
+    assert str(raised.value) == (
+        f"{manifest}:5:8: `worker.tool_output.per_tool.Grep` must be at least 32 tokens "
+        "(room for the note), found 10"
+    )
+    assert isinstance(raised.value, ValueError)
+    with pytest.raises(toc.ManifestError, match="cannot read the manifest"):
+        toc.Limits.from_manifest(tmp_path / "missing.toml")
+
+
+def test_limits_from_arguments_match_the_manifest(tmp_path, listing):
+    manifest = tmp_path / "agent.toml"
+    manifest.write_text(
+        "[worker.tool_output]\ndefault_max_tokens = 1500\ndefault_keep = \"head_tail\"\n"
+        "encoding = \"cl100k_base\"\n[worker.tool_output.per_tool]\nGrep = 300\n"
+        "Bash = { max_tokens = 600, keep = \"tail\", hint = \"grep the log\" }\n"
+    )
+    from_file = toc.Limits.from_manifest(manifest)
+    from_args = toc.Limits(
+        default_max_tokens=1500,
+        default_keep="head_tail",
+        encoding="cl100k_base",
+        per_tool={"Grep": 300, "Bash": {"max_tokens": 600, "keep": "tail", "hint": "grep the log"}},
+    )
+    for tool in ("Grep", "Bash", "Read"):
+        a, b = from_file.cap(tool, listing), from_args.cap(tool, listing)
+        assert (a.text, a.truncation) == (b.text, b.truncation)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: toc.cap("x", max_tokens=31), "max_tokens must be at least 32 tokens (room for the note), found 31"),
+        (lambda: toc.cap("x", max_tokens=-1), "max_tokens must be at least 32 tokens (room for the note), found -1"),
+        (lambda: toc.cap("x", keep="middle"), 'keep must be "head", "tail" or "head_tail", found "middle"'),
+        (lambda: toc.cap("x", encoding="p50k_base"), 'encoding must be "o200k_base" or "cl100k_base", found "p50k_base"'),
+        (lambda: toc.count("x", "gpt2"), 'encoding must be "o200k_base" or "cl100k_base", found "gpt2"'),
+        (lambda: toc.cap("x", hint="two\nlines"), "must be one line"),
+        (lambda: toc.Limits(default_max_tokens=8), "default_max_tokens must be at least 32"),
+        (lambda: toc.Limits(default_keep="end"), 'default_keep must be "head", "tail" or "head_tail", found "end"'),
+        (lambda: toc.Limits(per_tool={"Grep": 5}), "per_tool.Grep must be at least 32"),
+        (lambda: toc.Limits(per_tool={"Grep": {"max_token": 500}}), "per_tool.Grep.max_token is not a key of a tool's limit"),
+        (lambda: toc.Limits(per_tool={"Grep": {"keep": 3}}), "per_tool.Grep.keep must be a str, found 3"),
+        (lambda: toc.Limits(per_tool={"Grep": "500"}), "per_tool.Grep must be a whole number of tokens or a dict"),
+        (lambda: toc.Limits(tokenizer_file="/nonexistent/tokenizer.json"), "/nonexistent/tokenizer.json: cannot read the tokenizer file"),
+        (lambda: toc.Limits(encoding="cl100k_base", tokenizer_file="t.json"), "cannot be given with encoding"),
+    ],
+)
+def test_bad_arguments_raise_value_error_with_the_crates_message(call, message):
+    with pytest.raises(ValueError) as raised:
+        call()
+    assert message in str(raised.value)
+
+
+def test_many_threads_capping_at_once_give_what_one_gives(listing):
+    texts = [listing[i * 1000 :] for i in range(16)]
+    alone = [toc.cap(text, max_tokens=700, keep="head_tail").text for text in texts]
+    results = [None] * len(texts)
+
+    def work(i):
+        results[i] = toc.cap(texts[i], max_tokens=700, keep="head_tail").text
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(texts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == alone
+
+
+def test_the_gil_is_released_while_counting():
+    text = "word " * 8_000_000
+    done = threading.Event()
+    gaps, started = [], time.perf_counter()
+
+    def count():
+        toc.count(text)
+        done.set()
+
+    worker = threading.Thread(target=count)
+    worker.start()
+    last = time.perf_counter()
+    while not done.is_set():
+        now = time.perf_counter()
+        gaps.append(now - last)
+        last = now
+    worker.join()
+    took = time.perf_counter() - started
+    # Held, the GIL would stop this loop for the whole count; released, it runs on.
+    assert took > 0.2, f"the count took {took:.3f} s: too short to tell"
+    assert max(gaps) < took / 4, f"the loop stopped for {max(gaps):.3f} s of {took:.3f} s"
+
+
+def test_the_examples_in_the_modules_docs_run():
+    import doctest
+    import importlib
+    import importlib.util
+
+    frameworks = {"": None, ".langchain": "langchain", ".pydantic_ai": "pydantic_ai", ".openai_agents": "agents"}
+    for adapter, framework in frameworks.items():
+        if framework is not None and importlib.util.find_spec(framework) is None:
+            continue
+        module = importlib.import_module("tool_output_cap" + adapter)
+        failed, tried = doctest.testmod(module)
+        assert (failed, tried > 0) == (0, True), module.__name__

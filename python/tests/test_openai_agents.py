@@ -1,0 +1,107 @@
+"""cap_tools in a real OpenAI Agents run, driven by a Model of the test's own, tracing off."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+pytest.importorskip("agents", reason="the OpenAI Agents adapter's tests need openai-agents")
+
+from agents import Agent, Runner, Usage, function_tool, set_tracing_disabled
+from agents.items import ModelResponse
+from agents.models.interface import Model
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+import tool_output_cap as toc
+from conftest import note_of
+from tool_output_cap.openai_agents import cap_tools
+
+set_tracing_disabled(True)
+
+
+class GlobThenAnswer(Model):
+    """Calls `glob` once, then answers; keeps the function call outputs it was given."""
+
+    def __init__(self):
+        self.outputs = []
+
+    async def get_response(self, system_instructions, input, *args, **kwargs):
+        outputs = [
+            item["output"]
+            for item in (input if isinstance(input, list) else [])
+            if isinstance(item, dict) and item.get("type") == "function_call_output"
+        ]
+        if not outputs:
+            call = ResponseFunctionToolCall(
+                type="function_call", name="glob", call_id="call_1", arguments=json.dumps({"pattern": "*"})
+            )
+            return ModelResponse(output=[call], usage=Usage(), response_id=None)
+        self.outputs.extend(outputs)
+        text = ResponseOutputText(type="output_text", text="There are many files.", annotations=[])
+        message = ResponseOutputMessage(
+            id="msg_1", type="message", role="assistant", status="completed", content=[text]
+        )
+        return ModelResponse(output=[message], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args, **kwargs):
+        raise NotImplementedError("these tests do not stream")
+
+
+def run(tools, result):
+    model = GlobThenAnswer()
+    agent = Agent(name="files", model=model, tools=tools)
+    answer = asyncio.run(Runner.run(agent, "list every file"))
+    assert answer.final_output == "There are many files."
+    [output] = model.outputs
+    return output
+
+
+def glob_returning(result):
+    @function_tool
+    def glob(pattern: str):
+        """Lists the files matching `pattern`."""
+        return result
+
+    return glob
+
+
+def test_the_function_call_output_the_model_got_is_capped(listing):
+    limits = toc.Limits(per_tool={"glob": 2000})
+    output = run(cap_tools([glob_returning(listing)], limits), listing)
+    assert toc.count(output) <= 2000
+    assert note_of(output) == toc.count(listing) - toc.cap(listing, 2000).truncation.kept_tokens
+    assert listing.startswith(output[: output.rindex("\n")])
+
+
+def test_without_cap_tools_the_output_is_whole(listing):
+    assert run([glob_returning(listing)], listing) == listing
+
+
+def test_a_value_is_capped_as_the_text_the_model_gets(listing):
+    files = listing.splitlines()
+    whole = run([glob_returning(files)], files)
+    output = run(cap_tools([glob_returning(files)], toc.Limits(default_max_tokens=300)), files)
+    assert toc.count(output) <= 300
+    assert whole.startswith(output[: output.rindex("\n")])
+
+
+def test_an_output_within_its_limit_is_unchanged():
+    limits = toc.Limits()
+    assert run(cap_tools([glob_returning("src/lib.rs")], limits), None) == "src/lib.rs"
+
+
+def test_a_tool_with_an_output_schema_is_left_with_a_warning():
+    tool = glob_returning("x")
+    import dataclasses
+
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
+    tool = dataclasses.replace(tool, output_json_schema=schema)
+    with pytest.warns(UserWarning, match="'glob' has an output_json_schema"):
+        [same] = cap_tools([tool], toc.Limits())
+    assert same is tool

@@ -1,0 +1,78 @@
+"""CappedToolset in a real pydantic-ai agent, driven by pydantic-ai's own FunctionModel."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("pydantic_ai", reason="the pydantic-ai adapter's tests need pydantic-ai")
+
+from pydantic_ai import Agent
+from pydantic_ai.messages import ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.toolsets import FunctionToolset
+
+import tool_output_cap as toc
+from conftest import note_of
+from tool_output_cap.pydantic_ai import CappedToolset
+
+
+def run_glob(toolset_of, result):
+    """Runs an agent whose model calls `glob` once, then answers; gives the text of the tool
+    return that the model was sent on its second call."""
+    seen = []
+
+    def model(messages, info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart("glob", {"pattern": "*"})])
+        seen.extend(part.model_response_str() for part in returns)
+        return ModelResponse(parts=[TextPart("There are many files.")])
+
+    def glob(pattern: str):
+        """Lists the files matching `pattern`."""
+        return result
+
+    agent = Agent(FunctionModel(model), toolsets=[toolset_of(FunctionToolset([glob]))])
+    answer = agent.run_sync("list every file")
+    assert answer.output == "There are many files."
+    [text] = seen
+    return text
+
+
+def test_the_tool_return_the_model_saw_is_capped(listing):
+    limits = toc.Limits(per_tool={"glob": {"max_tokens": 3000, "hint": "use a narrower pattern"}})
+    seen = run_glob(lambda tools: CappedToolset(tools, limits), listing)
+    assert toc.count(seen) <= 3000
+    assert seen.endswith("refine your query: use a narrower pattern")
+    assert listing.startswith(seen[: seen.rindex("\n")])
+
+
+def test_without_the_toolset_the_return_is_whole(listing):
+    assert run_glob(lambda tools: tools, listing) == listing
+
+
+def test_a_structured_return_is_capped_as_the_json_the_model_sees(listing):
+    files = [{"path": path, "size": len(path)} for path in listing.splitlines()]
+    whole = run_glob(lambda tools: tools, files)
+    assert json.loads(whole) == files
+    seen = run_glob(lambda tools: CappedToolset(tools, toc.Limits(default_max_tokens=500)), files)
+    assert toc.count(seen) <= 500
+    assert note_of(seen) == toc.count(whole) - toc.cap(whole, 500).truncation.kept_tokens
+    assert whole.startswith(seen[: seen.rindex("\n")])
+
+
+def test_a_return_within_its_limit_is_unchanged():
+    files = [{"path": "src/lib.rs"}]
+    seen = run_glob(lambda tools: CappedToolset(tools, toc.Limits()), files)
+    assert json.loads(seen) == files
+
+
+def test_a_tool_return_has_its_return_value_capped(listing):
+    from pydantic_ai.messages import ToolReturn
+
+    result = ToolReturn(return_value=listing, metadata={"pattern": "*"})
+    seen = run_glob(lambda tools: CappedToolset(tools, toc.Limits(default_max_tokens=200)), result)
+    assert toc.count(seen) <= 200
+    note_of(seen)

@@ -1,0 +1,74 @@
+from os import PathLike
+from typing import Literal, Mapping, Optional, Sequence, Union, final
+
+Keep = Literal["head", "tail", "head_tail"]
+Encoding = Literal["o200k_base", "cl100k_base"]
+
+
+def count(text: str, encoding: Encoding = "o200k_base") -> int:
+    """The tokens of `text` in `encoding`, read as ordinary text."""
+
+def cap(
+    text: str,
+    max_tokens: int = 5000,
+    keep: Keep = "head",
+    hint: Optional[str] = None,
+    encoding: Encoding = "o200k_base",
+) -> Capped:
+    """`text` within `max_tokens` tokens, the note included, keeping `keep` of it."""
+
+@final
+class Truncation:
+    """How a text over its limit was cut; `dropped_tokens` is the note's N."""
+
+    @property
+    def original_tokens(self) -> int: ...
+    @property
+    def kept_tokens(self) -> int: ...
+    @property
+    def dropped_tokens(self) -> int: ...
+    @property
+    def max_tokens(self) -> int: ...
+    @property
+    def keep(self) -> Keep: ...
+
+@final
+class Capped:
+    """A capped text; `truncation` is None when the text came back unchanged."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def truncation(self) -> Optional[Truncation]: ...
+
+@final
+class Limits:
+    """The limit of every tool and of each tool by name, and the tokenizer they count with."""
+
+    def __init__(
+        self,
+        default_max_tokens: int = 5000,
+        default_keep: Keep = "head",
+        per_tool: Optional[Mapping[str, Union[int, Mapping[str, Union[int, str]]]]] = None,
+        encoding: Optional[Encoding] = None,
+        tokenizer_file: Optional[Union[str, PathLike[str]]] = None,
+    ) -> None: ...
+    @staticmethod
+    def from_manifest(path: Union[str, PathLike[str]]) -> Limits:
+        """The `[worker.tool_output]` section of the manifest at `path`, as the crate reads it."""
+    def cap(self, tool_name: str, text: str, error: bool = False) -> Capped:
+        """`text`, an output of `tool_name` (an error if `error`: its tail is kept), capped."""
+    def cap_texts(
+        self, tool_name: str, texts: Sequence[str], error: bool = False
+    ) -> tuple[list[Optional[str]], Optional[Truncation]]:
+        """The parts of one output capped as one text joined by newlines; None for a part cut out."""
+    def count(self, text: str) -> int:
+        """The tokens of `text` with these limits' tokenizer."""
+    def max_tokens_for(self, tool_name: str) -> int:
+        """The token limit of `tool_name`'s outputs, the note included."""
+
+class ManifestError(ValueError):
+    """A manifest or a Limits argument the crate refuses; the message says where and what."""
+
+def command(argv: Sequence[str]) -> int:
+    """Runs the tool-output-cap command line `argv`, its name first; gives its exit code."""

@@ -1,0 +1,52 @@
+"""A pydantic-ai toolset that caps every tool's return value before the model reads it.
+
+>>> from pydantic_ai import Agent
+>>> from pydantic_ai.toolsets import FunctionToolset
+>>> from tool_output_cap import Limits
+>>> from tool_output_cap.pydantic_ai import CappedToolset
+>>> tools = CappedToolset(FunctionToolset([]), Limits(per_tool={"glob": 3000}))
+>>> # agent = Agent(model, toolsets=[tools])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai.messages import ToolReturn, ToolReturnPart
+from pydantic_ai.toolsets import WrapperToolset
+
+from ._native import Limits
+
+__all__ = ["CappedToolset"]
+
+
+@dataclass
+class CappedToolset(WrapperToolset):
+    """Caps the return value of each tool of `wrapped` to the limit of its name in `limits`.
+
+    A string is capped as it is. Any other value is capped as the JSON text the model would be
+    sent (`ToolReturnPart.model_response_str`), and replaced by that text when it is over. A
+    `ToolReturn` has its `return_value` capped. A value with files (images, documents) is left as
+    it is: files are not text.
+    """
+
+    limits: Limits = field(default_factory=Limits)
+
+    async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
+        value = await super().call_tool(name, tool_args, ctx, tool)
+        if isinstance(value, ToolReturn):
+            return dataclasses.replace(value, return_value=self._cap(name, value.return_value))
+        return self._cap(name, value)
+
+    def _cap(self, name: str, value: Any) -> Any:
+        if value is None:
+            return value
+        if isinstance(value, str):
+            return self.limits.cap(name, value).text
+        part = ToolReturnPart(tool_name=name, content=value)
+        if part.files:
+            return value
+        capped = self.limits.cap(name, part.model_response_str())
+        return value if capped.truncation is None else capped.text
