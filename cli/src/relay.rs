@@ -245,9 +245,16 @@ async fn server_to_host(
         if reader.buffer().is_empty() {
             writer.flush().await?;
         }
+        // A large line's buffer is given back, not kept for the small lines that follow.
+        if line.capacity() > KEPT_LINE_CAPACITY {
+            line = Vec::new();
+        }
     }
     writer.flush().await
 }
+
+/// The most a line buffer keeps between lines: lines are mostly small.
+const KEPT_LINE_CAPACITY: usize = 1 << 20;
 
 /// Reads the server's next line into `line`: its length, or 0 at the end. Once the server has
 /// exited, the end is also [`SILENCE`] with nothing read: what it wrote before it exited is in

@@ -1,6 +1,8 @@
 //! The MCP result surgery: how the proxy caps a `CallToolResult` while keeping every field it
 //! does not touch byte for byte.
 
+use std::borrow::Cow;
+
 use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -11,8 +13,9 @@ use tool_output_cap::{
 use crate::lenient;
 use crate::pending::{string, Carries};
 
-/// A JSON object whose values are kept as they came.
-type Object = IndexMap<String, Box<RawValue>>;
+/// A JSON object whose values are kept as they came, borrowed from the line, but those the cap
+/// writes anew: capping a line holds no copy of what it leaves.
+type Object<'a> = IndexMap<String, Cow<'a, RawValue>>;
 
 /// The `_meta` key under which a capped result carries its truncation figures.
 pub(crate) const META_KEY: &str = "tool-output-cap/truncation";
@@ -36,10 +39,10 @@ pub(crate) fn cap_response(
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
 ) -> Response {
-    let Ok(mut response) = serde_json::from_str::<Object>(line) else {
+    let Some(mut response) = object_of(line) else {
         return Response::Unchanged;
     };
-    let Some(mut result) = response.get("result").and_then(|r| object(r)) else {
+    let Some(mut result) = response.get("result").and_then(object) else {
         return Response::Unchanged;
     };
     let capped = match carries {
@@ -51,7 +54,7 @@ pub(crate) fn cap_response(
         }
         Carries::Task => {
             let completed = result.get("status").and_then(|s| string(s));
-            let inner = result.get("result").and_then(|r| object(r));
+            let inner = result.get("result").and_then(object);
             match (completed.as_deref(), inner) {
                 (Some("completed"), Some(mut inner)) => {
                     let capped = cap_call_tool_result(&mut inner, tool, limit, tokenizer);
@@ -68,12 +71,12 @@ pub(crate) fn cap_response(
         return Response::Unchanged;
     }
     response.insert("result".to_owned(), raw(&result));
-    Response::Capped(raw(&response).get().to_owned())
+    Response::Capped(serde_json::to_string(&response).expect("JSON values serialize"))
 }
 
 /// The task id of a `CreateTaskResult`: `task.taskId`, or `taskId`.
 fn task_id(result: &Object) -> Option<String> {
-    let task = result.get("task").and_then(|task| object(task));
+    let task = result.get("task").and_then(object);
     task.as_ref()
         .and_then(|task| task.get("taskId"))
         .or_else(|| result.get("taskId"))
@@ -116,10 +119,7 @@ fn cap_call_tool_result(
     if figures.is_empty() {
         return false;
     }
-    let mut meta = result
-        .get("_meta")
-        .and_then(|meta| object(meta))
-        .unwrap_or_default();
+    let mut meta = result.get("_meta").and_then(object).unwrap_or_default();
     meta.insert(META_KEY.to_owned(), raw(&Value::Object(figures)));
     result.insert("_meta".to_owned(), raw(&meta));
     true
@@ -138,21 +138,29 @@ fn figures_of(truncation: Truncation) -> Value {
 /// The `content` blocks with their text blocks, taken together as one text joined by newlines,
 /// capped: blocks wholly past a cut are removed, the block a cut falls in is cut, and the note
 /// ends the last text block kept. Other blocks stay where they are, untouched.
-fn cap_content(
-    content: &RawValue,
+fn cap_content<'a>(
+    content: &Cow<'a, RawValue>,
     failed: bool,
     tool: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
-) -> Option<(Box<RawValue>, CutText)> {
-    let mut blocks: Vec<Box<RawValue>> = serde_json::from_str(content.get()).ok()?;
+) -> Option<(Cow<'static, RawValue>, CutText<'a>)> {
+    let Cow::Borrowed(content) = content else {
+        return None;
+    };
+    let mut blocks: Vec<Cow<'a, RawValue>> =
+        serde_json::from_str::<Vec<&'a RawValue>>(content.get())
+            .ok()?
+            .into_iter()
+            .map(Cow::Borrowed)
+            .collect();
     let mut texts = Vec::new();
     for (at, block) in blocks.iter().enumerate() {
         let Some(block) = object(block) else { continue };
         if block.get("type").and_then(|t| string(t)).as_deref() != Some("text") {
             continue;
         }
-        if let Some(text) = block.get("text").and_then(|t| string(t)) {
+        if let Some(text) = block.get("text").and_then(text_of) {
             texts.push((at, block, text));
         }
     }
@@ -163,11 +171,18 @@ fn cap_content(
     if texts_len.saturating_sub(1) <= limit.max_tokens() {
         return None;
     }
-    let joined = texts
-        .iter()
-        .map(|(_, _, text)| text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
+    let lengths: Vec<usize> = texts.iter().map(|(_, _, text)| text.len()).collect();
+    // One text block, the usual result, is cut where it is.
+    let joined = match texts.as_mut_slice() {
+        [(_, _, text)] => std::mem::take(text),
+        texts => Cow::Owned(
+            texts
+                .iter()
+                .map(|(_, _, text)| text.as_ref())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+    };
     let limit = if failed {
         limit.clone().with_keep(Keep::Tail)
     } else {
@@ -175,7 +190,6 @@ fn cap_content(
     };
     let cut = cut(&joined, &limit, tokenizer)?;
     cut.truncation.record(tool, failed);
-    let lengths: Vec<usize> = texts.iter().map(|(_, _, text)| text.len()).collect();
     let kept = cut.split(&joined, &lengths);
     let mut removed = Vec::new();
     for ((at, mut block, _), kept) in texts.into_iter().zip(kept) {
@@ -187,7 +201,7 @@ fn cap_content(
             None => removed.push(at),
         }
     }
-    let blocks: Vec<Box<RawValue>> = blocks
+    let blocks: Vec<Cow<'a, RawValue>> = blocks
         .into_iter()
         .enumerate()
         .filter(|(at, _)| !removed.contains(at))
@@ -198,8 +212,8 @@ fn cap_content(
 
 /// A text and where it was cut: the text blocks of a result, taken together, which a
 /// `structuredContent` string may carry again.
-struct CutText {
-    text: String,
+struct CutText<'a> {
+    text: Cow<'a, str>,
     cut: Cut,
 }
 
@@ -214,7 +228,7 @@ fn cap_structured(
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
     text: Option<&CutText>,
-) -> Option<(Box<RawValue>, Truncation)> {
+) -> Option<(Cow<'static, RawValue>, Truncation)> {
     let max_tokens = limit.max_tokens();
     if value.get().len() <= max_tokens {
         return None;
@@ -466,10 +480,41 @@ fn pointer_of_max<R: Ord>(value: &Value, rank: impl Fn(&Value) -> Option<R>) -> 
     best.map(|(_, pointer)| pointer)
 }
 
-fn object(value: &RawValue) -> Option<Object> {
-    serde_json::from_str(value.get()).ok()
+/// The object `json`, its values borrowed from it.
+fn object_of(json: &str) -> Option<Object<'_>> {
+    let fields: IndexMap<String, &RawValue> = serde_json::from_str(json).ok()?;
+    Some(
+        fields
+            .into_iter()
+            .map(|(key, value)| (key, Cow::Borrowed(value)))
+            .collect(),
+    )
 }
 
-fn raw(value: &impl serde::Serialize) -> Box<RawValue> {
-    serde_json::value::to_raw_value(value).expect("JSON values serialize")
+/// The object `value` of a line, its values borrowed from the line: `None` for a value the cap
+/// wrote, which it does not read again.
+fn object<'a>(value: &Cow<'a, RawValue>) -> Option<Object<'a>> {
+    match value {
+        Cow::Borrowed(value) => object_of(value.get()),
+        Cow::Owned(_) => None,
+    }
+}
+
+/// The string `value` of a line, borrowed from it when it has no escapes to decode.
+fn text_of<'a>(value: &Cow<'a, RawValue>) -> Option<Cow<'a, str>> {
+    let Cow::Borrowed(value) = value else {
+        return None;
+    };
+    // Not tried as a `&str` first: the error would hold a copy of the whole string.
+    if value.get().contains('\\') {
+        return string(value).map(Cow::Owned);
+    }
+    serde_json::from_str::<&'a str>(value.get())
+        .ok()
+        .map(Cow::Borrowed)
+}
+
+/// `value`, written as JSON, to stand for a value of the line.
+fn raw(value: &impl serde::Serialize) -> Cow<'static, RawValue> {
+    Cow::Owned(serde_json::value::to_raw_value(value).expect("JSON values serialize"))
 }
