@@ -189,7 +189,29 @@ pub fn cut(content: &str, limit: &ToolLimit, tokenizer: &dyn Tokenizer) -> Optio
     if content.len() <= limit.max_tokens {
         return None;
     }
-    Some(Search::new(content, limit, tokenizer)?.into_cut())
+    Some(Search::new(content, limit, tokenizer, None)?.into_cut())
+}
+
+/// What is known of the whole of an output of which the cut sees only a head and a tail.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Whole {
+    /// Its tokens.
+    pub(crate) tokens: usize,
+    /// Its length in bytes.
+    pub(crate) len: usize,
+}
+
+/// Where [`cut`] would cut an output of which `content` holds the start and the end, and
+/// `whole` says the rest: what [`StreamedOutput`](crate::StreamedOutput) cuts. Each of the two
+/// must be more tokens than `limit`, and the end must start where a piece starts after a line
+/// break ([`Tokenizer::last_split`]), so that no search leaves the part it looks in.
+pub(crate) fn cut_known(
+    content: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+    whole: Whole,
+) -> Option<Cut> {
+    Some(Search::new(content, limit, tokenizer, Some(whole))?.into_cut())
 }
 
 /// Where an output over its limit is cut, and the note that ends it: what [`cut`] finds and
@@ -330,6 +352,8 @@ struct Search<'a> {
     limit: &'a ToolLimit,
     tokenizer: &'a dyn Tokenizer,
     original_tokens: usize,
+    /// The length of the whole output, `content`'s unless only its head and tail are at hand.
+    original_len: usize,
     head: Part,
     tail: Part,
     line: String,
@@ -356,11 +380,17 @@ impl Part {
 
 impl<'a> Search<'a> {
     /// Finds the cut, or `None` if the content is within the limit.
-    fn new(content: &str, limit: &'a ToolLimit, tokenizer: &'a dyn Tokenizer) -> Option<Self> {
+    fn new(
+        content: &str,
+        limit: &'a ToolLimit,
+        tokenizer: &'a dyn Tokenizer,
+        whole: Option<Whole>,
+    ) -> Option<Self> {
         let max_tokens = limit.max_tokens;
+        let original_len = whole.map_or(content.len(), |whole| whole.len);
         // Room for the note (no more tokens can be dropped than the text has bytes) and the
         // marker.
-        let mut reserved = format!("\n{}", note(content.len(), limit.hint()));
+        let mut reserved = format!("\n{}", note(original_len, limit.hint()));
         if limit.keep == Keep::HeadTail {
             reserved.push_str(&format!("\n{CUT_MARKER}\n"));
         }
@@ -372,13 +402,15 @@ impl<'a> Search<'a> {
         };
         // The one pass over the whole text: its count, and the head.
         let first = tokenizer.prefix(content, head_budget);
-        if first.total_tokens <= max_tokens {
+        let original_tokens = whole.map_or(first.total_tokens, |whole| whole.tokens);
+        if original_tokens <= max_tokens {
             return None;
         }
         let mut cut = Search {
             limit,
             tokenizer,
-            original_tokens: first.total_tokens,
+            original_tokens,
+            original_len,
             head: Part { edge: 0, tokens: 0 },
             tail: Part {
                 edge: content.len(),
@@ -480,7 +512,10 @@ impl<'a> Search<'a> {
         let count = |start: usize| self.tokenizer.count(&content[start..]);
         // Start where the average token would put the cut, then step by what the tokens in the
         // candidate suffix take a byte.
-        let bytes_a_token = content.len().div_ceil(self.original_tokens.max(1)).max(1);
+        let bytes_a_token = self
+            .original_len
+            .div_ceil(self.original_tokens.max(1))
+            .max(1);
         let mut start = ceil_char_boundary(
             content,
             content

@@ -112,6 +112,7 @@ mod layer;
 mod manifest;
 mod name;
 mod service;
+mod stream;
 mod tokenizer;
 mod tool;
 mod truncate;
@@ -122,6 +123,7 @@ pub use layer::ToolOutputCapLayer;
 pub use manifest::{Manifest, ManifestError, ToolOutputLimits, WorkerManifest};
 pub use name::UnknownName;
 pub use service::ToolOutputCap;
+pub use stream::{StreamedOutput, TokenCount};
 #[cfg(feature = "bpe-openai")]
 pub use tokenizer::BpeOpenai;
 pub use tokenizer::{Encoding, Prefix, Tiktoken, Tokenizer};

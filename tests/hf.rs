@@ -361,3 +361,42 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn real_tokenizers_count_and_cut_outputs_read_in_parts_as_whole_ones() {
+    let Some(files) =
+        real_files("real_tokenizers_count_and_cut_outputs_read_in_parts_as_whole_ones")
+    else {
+        return;
+    };
+    let listing = corpus::RealListing::Absolute
+        .of(1_000_000)
+        .unwrap_or_else(|_| corpus::listing_of(1_000_000));
+    for file in files {
+        let tokenizer = HfTokenizer::shared(&file).unwrap();
+        let mut count = tool_output_cap::TokenCount::new(tokenizer.as_ref());
+        let mut output = tool_output_cap::StreamedOutput::new(tokenizer.as_ref(), 2000);
+        for part in listing.split_inclusive('\n') {
+            count.push(part);
+            output.push(part);
+        }
+        output.finish();
+        assert_eq!(
+            count.finish(),
+            tokenizer.count(&listing),
+            "{}",
+            file.display()
+        );
+        assert!(!output.is_whole(), "{}", file.display());
+        let limit = ToolLimit::new(2000);
+        let whole = tool_output_cap::cut(&listing, &limit, tokenizer.as_ref()).unwrap();
+        let streamed = output.cut(&limit).unwrap();
+        assert_eq!(
+            streamed.capped(output.held()),
+            whole.capped(&listing),
+            "{}",
+            file.display()
+        );
+        assert_eq!(streamed.truncation, whole.truncation, "{}", file.display());
+    }
+}

@@ -1,83 +1,155 @@
-//! `cap` and `count`: stdin to stdout.
+//! `cap` and `count`: stdin to stdout, read in parts and held only as far as a cut keeps it.
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::path::Path;
 
-use tool_output_cap::{cut, ToolLimit, Truncation};
+use tool_output_cap::{StreamedOutput, TokenCount, ToolLimit, Truncation};
 
 use crate::args::{CountingArgs, LimitArgs};
 use crate::config::Config;
 use crate::Failure;
+
+/// How much is read at a time.
+const READ: usize = 64 * 1024;
 
 /// Writes stdin to stdout, capped to the limit of `tool` (the default limit without one) with
 /// the flags of `args` over it.
 pub(crate) fn cap(args: &LimitArgs, tool: Option<&str>) -> Result<(), Failure> {
     let config = Config::load(args.manifest.as_deref(), &args.counting)?;
     let limit = config.limit(tool, args, None)?;
-    let mut text = read_stdin()?;
+    let mut output = StreamedOutput::new(config.limits.tokenizer(), limit.max_tokens());
+    read_text(std::io::stdin().lock(), "stdin", Utf8::Strict, |text| {
+        output.push(text);
+    })?;
+    output.finish();
     // Without --tool, the event names the tool `stdin`.
-    capped(&mut text, tool.unwrap_or("stdin"), &limit, &config);
-    write_stdout(text.as_bytes())
+    match capped(&output, tool.unwrap_or("stdin"), &limit, &config) {
+        Some(capped) => write_stdout(capped.as_bytes()),
+        None => write_stdout(output.held().as_bytes()),
+    }
 }
 
 /// Prints the token count of stdin.
 pub(crate) fn count(manifest: Option<&Path>, counting: &CountingArgs) -> Result<(), Failure> {
     let config = Config::load(manifest, counting)?;
-    let text = read_stdin()?;
-    write_stdout(format!("{}\n", config.limits.tokenizer().count(&text)).as_bytes())
+    let mut count = TokenCount::new(config.limits.tokenizer());
+    read_text(std::io::stdin().lock(), "stdin", Utf8::Strict, |text| {
+        count.push(text);
+    })?;
+    write_stdout(format!("{}\n", count.finish()).as_bytes())
 }
 
-/// Caps `text`, an output of `tool`, to `limit`, and records the cut. A capped text ends with a
-/// newline after the note, as a filter's output should, and that newline is within the limit.
-pub(crate) fn capped(text: &mut String, tool: &str, limit: &ToolLimit, config: &Config) {
+/// `output`, an output of `tool`, capped to `limit`, with the cut recorded; `None` when it is
+/// within the limit. A capped text ends with a newline after the note, as a filter's output
+/// should, and that newline is within the limit.
+pub(crate) fn capped(
+    output: &StreamedOutput<'_>,
+    tool: &str,
+    limit: &ToolLimit,
+    config: &Config,
+) -> Option<String> {
     let tokenizer = config.limits.tokenizer();
     let max_tokens = limit.max_tokens();
     // Room for the newline: a cut a token shorter, whose total says whether the text was within
     // the limit as given; again a token shorter while the whole does not fit.
-    let shorter = |room: usize| {
-        cut(
-            text,
-            &limit.clone().with_max_tokens(max_tokens - room),
-            tokenizer,
-        )
-    };
-    let Some(mut found) = shorter(1).filter(|cut| cut.truncation.original_tokens > max_tokens)
-    else {
-        return;
-    };
-    let mut output = found.capped(text);
-    output.push('\n');
+    let shorter = |room: usize| output.cut(&limit.clone().with_max_tokens(max_tokens - room));
+    let mut found = shorter(1).filter(|cut| cut.truncation.original_tokens > max_tokens)?;
+    let text = output.held();
+    let mut capped = found.capped(text);
+    capped.push('\n');
     for room in 2..=8 {
-        if tokenizer.count(&output) <= max_tokens {
+        if tokenizer.count(&capped) <= max_tokens {
             break;
         }
         if let Some(again) = shorter(room) {
             found = again;
         }
-        output = found.capped(text);
-        output.push('\n');
+        capped = found.capped(text);
+        capped.push('\n');
     }
-    *text = output;
     Truncation {
         max_tokens,
         ..found.truncation
     }
     .record(tool, false);
+    Some(capped)
 }
 
-/// All of stdin, which must be UTF-8.
-fn read_stdin() -> Result<String, Failure> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .map_err(|e| Failure::io(format!("cannot read stdin: {e}")))?;
-    String::from_utf8(bytes).map_err(|e| {
-        Failure::io(format!(
-            "stdin is not UTF-8: invalid byte at offset {}; tokens are counted in text",
-            e.utf8_error().valid_up_to()
-        ))
-    })
+/// What to do with bytes that are not UTF-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Utf8 {
+    /// Stop, with an error that says where: a filter's input is text.
+    Strict,
+    /// Read each stretch of them as one U+FFFD, as hosts show them, with a warning.
+    Lossy,
+}
+
+/// Reads `reader`, named `name` in errors, to its end, giving its text to `each` as it comes.
+pub(crate) fn read_text(
+    mut reader: impl Read,
+    name: &str,
+    utf8: Utf8,
+    mut each: impl FnMut(&str),
+) -> Result<(), Failure> {
+    let mut buffer = vec![0; READ];
+    // Bytes not yet given: a character a read cut in two.
+    let mut waiting = Vec::new();
+    // The offset of `waiting` in what was read.
+    let mut offset = 0;
+    let mut warned = false;
+    let mut invalid = |at: usize| -> Result<(), Failure> {
+        match utf8 {
+            Utf8::Strict => Err(Failure::io(format!(
+                "{name} is not UTF-8: invalid byte at offset {at}; tokens are counted in text"
+            ))),
+            Utf8::Lossy => {
+                if !std::mem::replace(&mut warned, true) {
+                    tracing::warn!(
+                        offset = at,
+                        "{name} is not UTF-8; its invalid bytes are counted and kept as U+FFFD"
+                    );
+                }
+                Ok(())
+            }
+        }
+    };
+    loop {
+        let read = match reader.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Failure::io(format!("cannot read {name}: {e}"))),
+        };
+        waiting.extend_from_slice(&buffer[..read]);
+        let mut start = 0;
+        while start < waiting.len() {
+            match std::str::from_utf8(&waiting[start..]) {
+                Ok(text) => {
+                    each(text);
+                    start = waiting.len();
+                }
+                Err(e) => {
+                    let valid = start + e.valid_up_to();
+                    each(std::str::from_utf8(&waiting[start..valid]).expect("valid up to here"));
+                    let Some(len) = e.error_len() else {
+                        // A character the next read completes.
+                        start = valid;
+                        break;
+                    };
+                    invalid(offset + valid)?;
+                    each("\u{FFFD}");
+                    start = valid + len;
+                }
+            }
+        }
+        offset += start;
+        waiting.drain(..start);
+    }
+    if !waiting.is_empty() {
+        invalid(offset)?;
+        each("\u{FFFD}");
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to stdout and flushes it.

@@ -1,12 +1,10 @@
 //! `run`: a command's output, capped, and its exit code.
 
-use std::io::Read;
-
-use tool_output_cap::Keep;
+use tool_output_cap::{Keep, StreamedOutput};
 
 use crate::args::LimitArgs;
 use crate::config::Config;
-use crate::filter::{capped, write_stdout};
+use crate::filter::{capped, read_text, write_stdout, Utf8};
 use crate::{child, Failure};
 
 /// What a cut of a command's output keeps without `--keep` or a tool's own limit: the first
@@ -18,7 +16,7 @@ const KEEP: Keep = Keep::HeadTail;
 pub(crate) fn run(args: &LimitArgs, tool: Option<&str>, command: &[String]) -> Result<u8, Failure> {
     let config = Config::load(args.manifest.as_deref(), &args.counting)?;
     let limit = config.limit(tool, args, Some(KEEP))?;
-    let (mut output, writer) =
+    let (output, writer) =
         std::io::pipe().map_err(|e| Failure::io(format!("cannot make a pipe: {e}")))?;
     let error_writer = writer
         .try_clone()
@@ -30,24 +28,21 @@ pub(crate) fn run(args: &LimitArgs, tool: Option<&str>, command: &[String]) -> R
         .map_err(|e| child::not_started(command, e))?;
     // The command's copies of the pipe's writing end must close for the read to end.
     drop(process);
-    let mut bytes = Vec::new();
-    let read = output.read_to_end(&mut bytes);
+    let mut capture = StreamedOutput::new(config.limits.tokenizer(), limit.max_tokens());
+    let read = read_text(
+        output,
+        &format!("the output of `{}`", command[0]),
+        Utf8::Lossy,
+        |text| capture.push(text),
+    );
     let status = started
         .wait()
         .map_err(|e| Failure::io(format!("cannot wait for `{}`: {e}", command[0])))?;
-    read.map_err(|e| Failure::io(format!("cannot read the output of `{}`: {e}", command[0])))?;
-    let mut text = match String::from_utf8(bytes) {
-        Ok(text) => text,
-        Err(e) => {
-            tracing::warn!(
-                offset = e.utf8_error().valid_up_to(),
-                "the output of `{}` is not UTF-8; its invalid bytes are counted and kept as U+FFFD",
-                command[0]
-            );
-            String::from_utf8_lossy(e.as_bytes()).into_owned()
-        }
-    };
-    capped(&mut text, tool.unwrap_or(&command[0]), &limit, &config);
-    write_stdout(text.as_bytes())?;
+    read?;
+    capture.finish();
+    match capped(&capture, tool.unwrap_or(&command[0]), &limit, &config) {
+        Some(capped) => write_stdout(capped.as_bytes())?,
+        None => write_stdout(capture.held().as_bytes())?,
+    }
     Ok(child::exit_code(status))
 }

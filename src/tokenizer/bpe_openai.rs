@@ -77,6 +77,10 @@ impl fmt::Debug for BpeOpenai {
 }
 
 impl Tokenizer for BpeOpenai {
+    fn last_split(&self, text: &str) -> Option<usize> {
+        self.encoding().last_split(text)
+    }
+
     fn count(&self, text: &str) -> usize {
         self.tokenizer
             .split(text)

@@ -384,6 +384,17 @@ impl fmt::Debug for HfTokenizer {
 }
 
 impl Tokenizer for HfTokenizer {
+    /// A line start, when the pre-tokenizer starts pieces there
+    /// ([`splits_at_line_starts`](HfTokenizer::splits_at_line_starts)).
+    fn last_split(&self, text: &str) -> Option<usize> {
+        if !self.at_lines {
+            return None;
+        }
+        Encoding::Cl100kBase
+            .piece_starts(text, 0, text.len())
+            .next_back()
+    }
+
     fn count(&self, text: &str) -> usize {
         self.chunks(text).map(|chunk| self.tokens(&chunk)).sum()
     }

@@ -39,6 +39,17 @@ pub trait Tokenizer: Send + Sync + fmt::Debug {
         let _ = text_tokens;
         self.count(&[&text[..keep], tail].concat())
     }
+
+    /// The last place where `text` can be split to be counted in parts: a byte offset `at`,
+    /// after a line break, such that the tokens of `text` and of any text that starts with it
+    /// are the tokens of `text[..at]` followed by those of the rest, and the rest's tokens are
+    /// its own wherever it follows a line break. `None` when the backend knows no such place,
+    /// and a text read in parts ([`TokenCount`](crate::TokenCount),
+    /// [`StreamedOutput`](crate::StreamedOutput)) is held until one comes: the default.
+    fn last_split(&self, text: &str) -> Option<usize> {
+        let _ = text;
+        None
+    }
 }
 
 /// Where [`Tokenizer::prefix`] cuts a text.
@@ -170,12 +181,52 @@ impl Encoding {
             .filter(move |&start| start <= to)
     }
 
+    /// [`Tokenizer::last_split`] for this vocabulary's pre-tokenizer: the last line start
+    /// whose line holds a character that is not white space, after spaces or tabs if any.
+    ///
+    /// Both pre-tokenizers end a piece at a line break that such a line follows, and start
+    /// the line's pieces afresh there, but for a `/` right after the line break: `o200k_base`
+    /// starts its piece there after a letter or digit, but after punctuation may carry the line
+    /// break on into the slashes (see [`piece_start_after_newline`](Self::piece_start_after_newline)).
+    /// A split before such a `/` is taken only after an ASCII letter or digit.
+    pub(crate) fn last_split(self, text: &str) -> Option<usize> {
+        let bytes = text.as_bytes();
+        (1..bytes.len())
+            .rev()
+            .find(|&at| bytes[at - 1] == b'\n' && self.splits_line_at(text, at))
+    }
+
+    /// Whether [`last_split`](Self::last_split) may split `text` at `at`, a line start.
+    fn splits_line_at(self, text: &str, at: usize) -> bool {
+        let line = &text[at..];
+        let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+        let Some(first) = line[indent..].chars().next() else {
+            return false;
+        };
+        if first.is_whitespace() {
+            return false;
+        }
+        if first != '/' || indent > 0 || self == Encoding::Cl100kBase {
+            return true;
+        }
+        ends_in_ascii_word(&text[..at])
+    }
+
     /// The last piece start of `text`, or 0.
     fn last_piece_start(self, text: &str) -> usize {
         self.piece_starts(text, 0, text.len())
             .next_back()
             .unwrap_or(0)
     }
+}
+
+/// Whether the last character of `text` before its line breaks is an ASCII letter or digit:
+/// then a line that follows starts its pieces afresh, `/` and all, in both vocabularies.
+pub(crate) fn ends_in_ascii_word(text: &str) -> bool {
+    text.trim_end_matches(['\r', '\n'])
+        .as_bytes()
+        .last()
+        .is_some_and(u8::is_ascii_alphanumeric)
 }
 
 /// Whether `c` is in `\p{L}`, `\p{N}` or `\s`, the classes that no punctuation piece holds.

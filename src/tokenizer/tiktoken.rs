@@ -113,6 +113,10 @@ impl fmt::Debug for Tiktoken {
 }
 
 impl Tokenizer for Tiktoken {
+    fn last_split(&self, text: &str) -> Option<usize> {
+        self.encoding().last_split(text)
+    }
+
     fn count(&self, text: &str) -> usize {
         count_long_run(text, |run| self.count(run)).unwrap_or_else(|| {
             chunks(self.encoding, text)
