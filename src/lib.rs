@@ -94,7 +94,9 @@
 //! # Where the rest is
 //!
 //! The manifest's keys are under [`Manifest`]; where to cut is [`cut`], cutting is [`cap`]; counting
-//! in another model's tokens is [`Tokenizer`] (and `HfTokenizer` with the `hf` feature). The
+//! in another model's tokens is [`Tokenizer`] (and `HfTokenizer` with the `hf` feature). An
+//! output read in parts, as from a pipe, is counted by [`TokenCount`] and cut by
+//! [`StreamedOutput`], which hold only what a cut keeps. The
 //! repository's `docs/guarantees.md` names the tests that hold each promise, and
 //! `benches/README.md` the figures.
 
