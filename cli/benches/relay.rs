@@ -5,8 +5,9 @@
 //! - the round trip of a small `tools/call` against the same through `cat` alone;
 //! - capping a 2.7 MB `search_files`-like result of this machine's absolute paths against one
 //!   token count of its text;
-//! - capping a 200 MB text line (the same paths, repeated) against one count of its text, in
-//!   three rounds that take turns, since one round takes seconds.
+//! - what capping a 200 MB text line (the same paths, repeated) adds to relaying a notification
+//!   of the same text, against one count of its text, in three rounds that take turns, since
+//!   one round takes seconds.
 //!
 //! ```text
 //! cargo bench -p tool-output-cap-cli --bench relay
@@ -226,29 +227,34 @@ fn main() {
         capped / counted
     );
 
-    let (capped, counted) = huge_line(&listing);
+    let (capped, relayed, counted) = huge_line(&listing);
     println!(
-        "| 200 MB text line: capped through the proxy, against one count of its text, s | {counted:.2} | {capped:.2} | {:.2} |",
-        capped / counted
+        "| 200 MB text line: what capping adds to relaying it, against one count of its text, s | {counted:.2} | {:.2} | {:.2} |",
+        capped - relayed,
+        (capped - relayed) / counted
     );
 }
 
-/// The medians of three rounds of capping a 200 MB text line through the proxy and of counting
-/// its text, in seconds.
-fn huge_line(listing: &str) -> (f64, f64) {
+/// The medians of three rounds, in seconds, of: a 200 MB text result capped through the proxy,
+/// a notification of the same text relayed through it, and one count of the text.
+fn huge_line(listing: &str) -> (f64, f64, f64) {
     let mut text = String::with_capacity(200_000_000 + listing.len());
     while text.len() < 200_000_000 {
         text.push_str(listing);
     }
     let request = json!({"jsonrpc": "2.0", "id": "huge", "method": "tools/call", "params": {"name": "search_files"}});
     let response = json!({"jsonrpc": "2.0", "id": "huge", "result": {"content": [{"type": "text", "text": text}]}});
-    let lines = format!("{request}\n{response}\n").into_bytes();
+    let capped_lines = format!("{request}\n{response}\n").into_bytes();
     drop(response);
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": text}});
+    let relayed_lines = format!("{request}\n{notification}\n").into_bytes();
+    drop(notification);
     let tokenizer = Encoding::O200kBase.tokenizer();
     let mut pipe = Pipe::start(true);
-    let (mut capped, mut counted) = (Vec::new(), Vec::new());
+    let (mut capped, mut relayed, mut counted) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..3 {
-        capped.push(pipe.round_trip(&lines, 2).as_secs_f64());
+        capped.push(pipe.round_trip(&capped_lines, 2).as_secs_f64());
+        relayed.push(pipe.round_trip(&relayed_lines, 2).as_secs_f64());
         let start = Instant::now();
         std::hint::black_box(tokenizer.count(&text));
         counted.push(start.elapsed().as_secs_f64());
@@ -257,5 +263,5 @@ fn huge_line(listing: &str) -> (f64, f64) {
         times.sort_by(f64::total_cmp);
         times[1]
     };
-    (median(capped), median(counted))
+    (median(capped), median(relayed), median(counted))
 }
