@@ -4,6 +4,7 @@ on a model's tokenizer.json. A test whose oracle is missing is skipped, saying w
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import json
@@ -11,6 +12,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -54,8 +56,9 @@ def _tiktoken_cache() -> Path:
     )
     [crate] = [p for p in metadata["packages"] if p["name"] == "tiktoken-rs"]
     assets = Path(crate["manifest_path"]).parent / "assets"
-    cache = Path(os.environ.get("PYTEST_TIKTOKEN_CACHE", "/tmp/tool-output-cap-tiktoken"))
-    cache.mkdir(parents=True, exist_ok=True)
+    # A folder of this process's own, removed when it exits.
+    cache = Path(tempfile.mkdtemp(prefix="tool-output-cap-tiktoken-"))
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
     for name, url in URLS.items():
         shutil.copyfile(assets / f"{name}.tiktoken", cache / hashlib.sha1(url.encode()).hexdigest())
     return cache
