@@ -26,7 +26,7 @@ pub(crate) fn parse<T: DeserializeOwned>(json: &str) -> serde_json::Result<T> {
 
 /// `json` with every `\u` escape of a lone surrogate written `\ufffd` instead: the same length,
 /// so that nothing else moves.
-fn without_lone_surrogates(json: &str) -> Cow<'_, str> {
+pub(crate) fn without_lone_surrogates(json: &str) -> Cow<'_, str> {
     let bytes = json.as_bytes();
     let unit = |at: usize| -> Option<u16> {
         let hex = bytes.get(at..at + 6)?;

@@ -23,6 +23,7 @@ mod pending;
 mod relay;
 mod result;
 mod run;
+mod structured;
 
 use args::{Args, Command};
 
