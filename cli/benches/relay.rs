@@ -3,11 +3,11 @@
 //!
 //! - throughput of relayed lines against the same lines through `cat` alone;
 //! - the round trip of a small `tools/call` against the same through `cat` alone;
-//! - capping a 2.7 MB `search_files`-like result of this machine's absolute paths against one
-//!   token count of its text;
-//! - what capping a 200 MB text line (the same paths, repeated) adds to relaying a notification
-//!   of the same text, against one count of its text, in three rounds that take turns, since
-//!   one round takes seconds.
+//! - what capping a result adds to relaying a notification of the same size, against one token
+//!   count of what it caps, in rounds that take turns, since one round can take seconds: a
+//!   2.7 MB `search_files` result of this machine's absolute paths (the text again as
+//!   `structuredContent`, as the filesystem server sends it), a 200 MB text line of the same
+//!   paths repeated, and a 60 MB line of records (the text, and each path again as an object).
 //!
 //! ```text
 //! cargo bench -p tool-output-cap-cli --bench relay
@@ -120,12 +120,6 @@ fn main() {
     let listing = corpus::RealListing::Absolute
         .of(2_700_000)
         .expect("find /usr lists files here");
-    let big_result = {
-        let request = json!({"jsonrpc": "2.0", "id": "big", "method": "tools/call", "params": {"name": "search_files", "arguments": {"path": "/usr", "pattern": "**/*"}}});
-        let response = json!({"jsonrpc": "2.0", "id": "big", "result": {"content": [{"type": "text", "text": listing}], "structuredContent": {"content": listing}}});
-        format!("{request}\n{response}\n").into_bytes()
-    };
-
     for (what, through_proxy) in [
         ("progress lines, cat alone", false),
         ("progress lines, through the proxy", true),
@@ -162,34 +156,6 @@ fn main() {
             })
         });
     }
-    let mut group = c.benchmark_group("2.7 MB result");
-    group.sample_size(10);
-    let mut pipe = Pipe::start(true);
-    group.bench_function("capped through the proxy", |b| {
-        b.iter_custom(|iterations| {
-            let mut total = Duration::ZERO;
-            for _ in 0..iterations {
-                let took = pipe.round_trip(&big_result, 2);
-                record("2.7 MB result capped", took);
-                total += took;
-            }
-            total
-        })
-    });
-    let tokenizer = Encoding::O200kBase.tokenizer();
-    group.bench_function("one count of its text", |b| {
-        b.iter_custom(|iterations| {
-            let start = Instant::now();
-            for _ in 0..iterations {
-                std::hint::black_box(tokenizer.count(&listing));
-            }
-            let took = start.elapsed() / iterations as u32;
-            record("2.7 MB text counted", took);
-            took * iterations as u32
-        })
-    });
-    group.finish();
-    drop(pipe);
     c.final_summary();
 
     let mb = progress.len() as f64 / 1e6;
@@ -216,52 +182,79 @@ fn main() {
         proxy * 1e6,
         proxy / cat
     );
-    let (capped, counted) = (
-        median("2.7 MB result capped"),
-        median("2.7 MB text counted"),
-    );
+    let search_files = json!({"content": [{"type": "text", "text": listing}], "structuredContent": {"content": listing}});
+    let (capped, counted) = capping_cost(&search_files, &[&listing], 9);
     println!(
-        "| 2.7 MB search_files result: capped through the proxy, against one count of its text, ms | {:.0} | {:.0} | {:.2} |",
+        "| 2.7 MB search_files result: what capping adds to relaying it, against one count of its text, ms | {:.0} | {:.0} | {:.2} |",
         counted * 1e3,
         capped * 1e3,
         capped / counted
     );
-
-    let (capped, relayed, counted) = huge_line(&listing);
+    drop(search_files);
+    let paths: Vec<&str> = listing.lines().collect();
+    let mut text = String::with_capacity(200_000_000 + listing.len());
+    while text.len() < 200_000_000 {
+        text.push_str(&listing);
+    }
+    let result = json!({"content": [{"type": "text", "text": text}]});
+    let (capped, counted) = capping_cost(&result, &[&text], 3);
     println!(
-        "| 200 MB text line: what capping adds to relaying it, against one count of its text, s | {counted:.2} | {:.2} | {:.2} |",
-        capped - relayed,
-        (capped - relayed) / counted
+        "| 200 MB text line: what capping adds to relaying it, against one count of its text, s | {counted:.2} | {capped:.2} | {:.2} |",
+        capped / counted
+    );
+    drop((result, text));
+    let files: Vec<serde_json::Value> = paths
+        .iter()
+        .cycle()
+        .take(400_000)
+        .enumerate()
+        .map(|(size, path)| json!({"path": path, "size": size}))
+        .collect();
+    let text = files
+        .iter()
+        .map(|file| file["path"].as_str().unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let structure = json!({"files": files});
+    drop(files);
+    let structure_json = structure.to_string();
+    let records =
+        json!({"content": [{"type": "text", "text": text}], "structuredContent": structure});
+    let (capped, counted) = capping_cost(&records, &[&text, &structure_json], 3);
+    println!(
+        "| {:.0} MB line of records: what capping adds to relaying it, against one count of its text and one of its structure, s | {counted:.2} | {capped:.2} | {:.2} |",
+        records.to_string().len() as f64 / 1e6,
+        capped / counted
     );
 }
 
-/// The medians of three rounds, in seconds, of: a 200 MB text result capped through the proxy,
-/// a notification of the same text relayed through it, and one count of the text.
-fn huge_line(listing: &str) -> (f64, f64, f64) {
-    let mut text = String::with_capacity(200_000_000 + listing.len());
-    while text.len() < 200_000_000 {
-        text.push_str(listing);
-    }
-    let request = json!({"jsonrpc": "2.0", "id": "huge", "method": "tools/call", "params": {"name": "search_files"}});
-    let response = json!({"jsonrpc": "2.0", "id": "huge", "result": {"content": [{"type": "text", "text": text}]}});
+/// The medians of `rounds` rounds that take turns, in seconds, of: what capping `result` through
+/// the proxy adds to relaying a notification of the same size through it, and one count of each
+/// of `texts`.
+fn capping_cost(result: &serde_json::Value, texts: &[&str], rounds: usize) -> (f64, f64) {
+    let request = json!({"jsonrpc": "2.0", "id": "big", "method": "tools/call", "params": {"name": "search_files"}});
+    let response = json!({"jsonrpc": "2.0", "id": "big", "result": result});
     let capped_lines = format!("{request}\n{response}\n").into_bytes();
     drop(response);
-    let notification = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": text}});
+    let notification = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": result}});
     let relayed_lines = format!("{request}\n{notification}\n").into_bytes();
     drop(notification);
     let tokenizer = Encoding::O200kBase.tokenizer();
     let mut pipe = Pipe::start(true);
-    let (mut capped, mut relayed, mut counted) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..3 {
-        capped.push(pipe.round_trip(&capped_lines, 2).as_secs_f64());
-        relayed.push(pipe.round_trip(&relayed_lines, 2).as_secs_f64());
+    let (mut capped, mut counted) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let took = pipe.round_trip(&capped_lines, 2).as_secs_f64();
+        let relayed = pipe.round_trip(&relayed_lines, 2).as_secs_f64();
+        capped.push(took - relayed);
         let start = Instant::now();
-        std::hint::black_box(tokenizer.count(&text));
+        for text in texts {
+            std::hint::black_box(tokenizer.count(text));
+        }
         counted.push(start.elapsed().as_secs_f64());
     }
     let median = |mut times: Vec<f64>| {
         times.sort_by(f64::total_cmp);
-        times[1]
+        times[times.len() / 2]
     };
-    (median(capped), median(relayed), median(counted))
+    (median(capped), median(counted))
 }
