@@ -23,7 +23,7 @@ impl Capped {
         text: &Bound<'_, PyString>,
         find: impl FnOnce(&str) -> Option<Cut> + Send,
     ) -> PyResult<Capped> {
-        let utf8 = Text::of(text)?;
+        let utf8 = Text::of(text);
         let Some((capped, truncation)) = py.detach(|| {
             let cut = find(&utf8)?;
             Some((cut.capped(&utf8), cut.truncation))

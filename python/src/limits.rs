@@ -102,7 +102,7 @@ impl Limits {
         texts: Vec<Bound<'_, PyString>>,
         error: bool,
     ) -> PyResult<(KeptTexts, Option<Truncation>)> {
-        let utf8 = texts.iter().map(Text::of).collect::<PyResult<Vec<_>>>()?;
+        let utf8 = texts.iter().map(Text::of).collect::<Vec<_>>();
         let capped = py.detach(|| {
             let parts: Vec<&str> = utf8.iter().map(|text| &**text).collect();
             self.0.cap_texts(tool_name, &parts, error)
@@ -123,7 +123,7 @@ impl Limits {
 
     /// The tokens of `text` with these limits' tokenizer.
     fn count(&self, py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<usize> {
-        let text = Text::of(text)?;
+        let text = Text::of(text);
         Ok(py.detach(|| self.0.tokenizer().count(&text)))
     }
 

@@ -15,10 +15,10 @@ pub(crate) enum Text {
 }
 
 impl Text {
-    pub(crate) fn of(text: &Bound<'_, PyString>) -> PyResult<Text> {
+    pub(crate) fn of(text: &Bound<'_, PyString>) -> Text {
         match text.extract::<PyBackedStr>() {
-            Ok(text) => Ok(Text::Backed(text)),
-            Err(_) => Ok(Text::Lossy(text.to_string_lossy().into_owned())),
+            Ok(text) => Text::Backed(text),
+            Err(_) => Text::Lossy(text.to_string_lossy().into_owned()),
         }
     }
 }
