@@ -1,6 +1,7 @@
 //! Outputs read in parts, as a pipe gives them: counted, or cut, holding only what a cut keeps.
 
 use std::collections::VecDeque;
+use std::sync::OnceLock;
 
 use crate::cap::{cut, cut_known, Cut, ToolLimit, Whole};
 use crate::tokenizer::{ends_in_ascii_word, Tokenizer};
@@ -48,9 +49,14 @@ impl<'t> Splitter<'t> {
 
     /// What still waits, as the last part.
     fn finish(&mut self) -> (String, usize) {
-        let part = std::mem::take(&mut self.waiting);
+        let part = self.finish_uncounted();
         let tokens = self.tokenizer.count(&part);
         (part, tokens)
+    }
+
+    /// What still waits, not counted.
+    fn finish_uncounted(&mut self) -> String {
+        std::mem::take(&mut self.waiting)
     }
 }
 
@@ -137,6 +143,9 @@ pub struct StreamedOutput<'t> {
     between: Option<Whole>,
     /// The head and the tail together, once the output has ended.
     held: Option<String>,
+    /// The tokens of an output that came as one part, held whole and not counted until asked:
+    /// a cut counts it anyway.
+    whole_tokens: Option<OnceLock<usize>>,
 }
 
 impl<'t> StreamedOutput<'t> {
@@ -152,6 +161,7 @@ impl<'t> StreamedOutput<'t> {
             tail_tokens: 0,
             between: None,
             held: None,
+            whole_tokens: None,
         }
     }
 
@@ -170,6 +180,11 @@ impl<'t> StreamedOutput<'t> {
     /// Ends the output.
     pub fn finish(&mut self) {
         if self.held.is_some() {
+            return;
+        }
+        if self.head.is_empty() {
+            self.held = Some(self.splitter.finish_uncounted());
+            self.whole_tokens = Some(OnceLock::new());
             return;
         }
         let last = self.splitter.finish();
@@ -221,6 +236,9 @@ impl<'t> StreamedOutput<'t> {
 
     /// The tokens of the whole output.
     pub fn tokens(&self) -> usize {
+        if let Some(tokens) = &self.whole_tokens {
+            return *tokens.get_or_init(|| self.tokenizer.count(self.held()));
+        }
         let between = self.between.map_or(0, |between| between.tokens);
         self.head_tokens + between + self.tail_tokens
     }
@@ -240,7 +258,13 @@ impl<'t> StreamedOutput<'t> {
         );
         let held = self.held();
         match self.between {
-            None => cut(held, limit, self.tokenizer),
+            None => {
+                let cut = cut(held, limit, self.tokenizer);
+                if let (Some(tokens), Some(cut)) = (&self.whole_tokens, &cut) {
+                    let _ = tokens.set(cut.truncation.original_tokens);
+                }
+                cut
+            }
             Some(between) => cut_known(
                 held,
                 limit,
