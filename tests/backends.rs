@@ -26,11 +26,13 @@ fn both_backends_count_alike() {
     for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
         let (tiktoken, bpe) = (encoding.tiktoken(), encoding.bpe_openai());
         for (name, text) in corpus() {
-            assert_eq!(
-                tiktoken.count(&text),
-                bpe.count(&text),
-                "{encoding}: {name}"
-            );
+            let tokens = tiktoken.count(&text);
+            assert_eq!(tokens, bpe.count(&text), "{encoding}: {name}");
+            for max_tokens in [0, tokens.saturating_sub(1), tokens, 5000] {
+                let within = (tokens <= max_tokens).then_some(tokens);
+                assert_eq!(tiktoken.count_within(&text, max_tokens), within, "{name}");
+                assert_eq!(bpe.count_within(&text, max_tokens), within, "{name}");
+            }
         }
     }
 }

@@ -299,7 +299,16 @@ fn real_tokenizers_count_as_the_tokenizers_crate_does() {
         assert!(tokenizer.splits_at_line_starts(), "{}", file.display());
         let count = reference(&file);
         for text in texts().iter().chain([&absolute]) {
-            assert_eq!(tokenizer.count(text), count(text), "{}", file.display());
+            let tokens = count(text);
+            assert_eq!(tokenizer.count(text), tokens, "{}", file.display());
+            for max_tokens in [0, tokens.saturating_sub(1), tokens, 5000] {
+                assert_eq!(
+                    tokenizer.count_within(text, max_tokens),
+                    (tokens <= max_tokens).then_some(tokens),
+                    "{}",
+                    file.display()
+                );
+            }
         }
         for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
             check_with(

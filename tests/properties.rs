@@ -2,9 +2,10 @@
 
 mod common;
 
-use common::{check, output};
+use common::corpus::hostile;
+use common::{check, count, output};
 use proptest::prelude::*;
-use tool_output_cap::ToolLimit;
+use tool_output_cap::{Encoding, ToolLimit};
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
@@ -12,6 +13,13 @@ proptest! {
     #[test]
     fn capped_outputs_keep_every_promise(text in output(120), max_tokens in 32usize..=10_000) {
         check(&text, &ToolLimit::new(max_tokens));
+    }
+
+    #[test]
+    fn a_count_within_a_limit_is_the_count(text in output(120), max_tokens in 0usize..=10_000) {
+        let tokens = count(&text);
+        let within = Encoding::O200kBase.tokenizer().count_within(&text, max_tokens);
+        prop_assert_eq!(within, (tokens <= max_tokens).then_some(tokens));
     }
 
     #[test]
@@ -27,5 +35,23 @@ fn a_cut_that_joins_a_white_space_run_again_is_counted_exactly() {
     let text = format!("{}ぁ", "\t".repeat(566)).repeat(4);
     for max_tokens in 32..=64 {
         assert!(check(&text, &ToolLimit::new(max_tokens)).is_some());
+    }
+}
+
+#[test]
+fn a_count_within_a_limit_is_the_count_on_hostile_outputs() {
+    for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+        let tokenizer = encoding.tokenizer();
+        for (name, text) in hostile() {
+            let tokens = tokenizer.count(&text);
+            for max_tokens in [0, tokens.saturating_sub(1), tokens, 5000] {
+                let within = tokenizer.count_within(&text, max_tokens);
+                assert_eq!(
+                    within,
+                    (tokens <= max_tokens).then_some(tokens),
+                    "{encoding}: {name}"
+                );
+            }
+        }
     }
 }

@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use super::{
-    count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, Encoding,
-    Prefix, SegmentCut, Tokenizer,
+    count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, sum_within,
+    Encoding, Prefix, SegmentCut, Tokenizer,
 };
 
 /// The bpe-openai backend: the same tokens as tiktoken-rs, in time linear in the text on any
@@ -86,6 +86,15 @@ impl Tokenizer for BpeOpenai {
             .split(text)
             .map(|piece| self.count_piece(piece))
             .sum()
+    }
+
+    fn count_within(&self, text: &str, max_tokens: usize) -> Option<usize> {
+        sum_within(
+            self.tokenizer
+                .split(text)
+                .map(|piece| self.count_piece(piece)),
+            max_tokens,
+        )
     }
 
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {

@@ -5,7 +5,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use super::{count_edited_from_last_piece, floor_char_boundary, Encoding, Prefix, Tokenizer};
+use super::{
+    count_edited_from_last_piece, floor_char_boundary, sum_within, Encoding, Prefix, Tokenizer,
+};
 
 /// How texts are cut for encoding, when the tokenizer's pipeline allows it (see
 /// [`HfTokenizer::splits_at_line_starts`]): in chunks of at least `chunk` bytes (but the last),
@@ -397,6 +399,13 @@ impl Tokenizer for HfTokenizer {
 
     fn count(&self, text: &str) -> usize {
         self.chunks(text).map(|chunk| self.tokens(&chunk)).sum()
+    }
+
+    fn count_within(&self, text: &str, max_tokens: usize) -> Option<usize> {
+        sum_within(
+            self.chunks(text).map(|chunk| self.tokens(&chunk)),
+            max_tokens,
+        )
     }
 
     /// Counts again from the last line start before `keep`, where the pipeline splits the

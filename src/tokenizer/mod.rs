@@ -29,6 +29,15 @@ pub trait Tokenizer: Send + Sync + fmt::Debug {
     /// together with the token count of the whole of `text`.
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix;
 
+    /// The number of tokens in `text` if it is at most `max_tokens`, else `None`: what
+    /// [`count`](Self::count) says. The default counts the whole text; a backend that counts in
+    /// parts stops at the part that goes over, so that asking whether a large text fits a small
+    /// limit costs about the limit.
+    fn count_within(&self, text: &str, max_tokens: usize) -> Option<usize> {
+        let tokens = self.count(text);
+        (tokens <= max_tokens).then_some(tokens)
+    }
+
     /// The number of tokens in `text[..keep]` followed by `tail`, where `text` is known to be
     /// `text_tokens` tokens and `keep` is a char boundary of it.
     ///
@@ -367,6 +376,14 @@ fn count_long_run(text: &str, count: impl Fn(&str) -> usize) -> Option<usize> {
     let blocks = (chars - RUN_TAIL) / RUN_BLOCK;
     let run = |chars| std::iter::repeat_n(c, chars).collect::<String>();
     Some(blocks * count(&run(RUN_BLOCK)) + count(&run(chars - blocks * RUN_BLOCK)))
+}
+
+/// The sum of `tokens` if it is at most `max_tokens`, else `None`, stopping at the first part
+/// that goes over.
+fn sum_within(mut tokens: impl Iterator<Item = usize>, max_tokens: usize) -> Option<usize> {
+    tokens.try_fold(0, |sum, tokens| {
+        Some(sum + tokens).filter(|&sum| sum <= max_tokens)
+    })
 }
 
 /// The smallest char boundary of `text` at or after `at`.

@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use tiktoken_rs::{CoreBPE, Rank};
 
 use super::{
-    count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, Encoding,
-    Prefix, SegmentCut, Tokenizer,
+    count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, sum_within,
+    Encoding, Prefix, SegmentCut, Tokenizer,
 };
 
 /// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
@@ -123,6 +123,16 @@ impl Tokenizer for Tiktoken {
                 .map(|chunk| self.encode_chunk(chunk).len())
                 .sum()
         })
+    }
+
+    fn count_within(&self, text: &str, max_tokens: usize) -> Option<usize> {
+        match count_long_run(text, |run| self.count(run)) {
+            Some(tokens) => (tokens <= max_tokens).then_some(tokens),
+            None => sum_within(
+                chunks(self.encoding, text).map(|chunk| self.encode_chunk(chunk).len()),
+                max_tokens,
+            ),
+        }
     }
 
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
