@@ -110,9 +110,12 @@ fn cut_string(
     known: Option<CutText>,
 ) -> Option<(String, Truncation)> {
     let max_tokens = limit.max_tokens();
-    // What the rest of the structure takes, counted without the string.
-    let rest = tokenizer.count(&splice(json, string.clone(), "\"\""));
-    let mut budget = max_tokens.saturating_sub(rest);
+    // What the rest of the structure takes, counted without the string, and only as far as it
+    // leaves the string the least budget: past that, no cut of the string can make it fit.
+    let rest = splice(json, string.clone(), "\"\"");
+    let room = max_tokens.checked_sub(ToolOutputLimits::MIN_MAX_TOKENS)?;
+    let rest = tokenizer.count_within(&rest, room)?;
+    let mut budget = max_tokens - rest;
     let mut original = None;
     // JSON escapes change the count a little: cut again by what is over.
     for _ in 0..8 {
