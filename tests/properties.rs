@@ -42,7 +42,14 @@ fn a_cut_that_joins_a_white_space_run_again_is_counted_exactly() {
 fn a_count_within_a_limit_is_the_count_on_hostile_outputs() {
     for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
         let tokenizer = encoding.tokenizer();
-        for (name, text) in hostile() {
+        let records: Vec<_> = (0..20_000)
+            .map(|i| serde_json::json!({"path": format!("/usr/lib/é{i}/{i}½{i}"), "size": i, "n": [i, -1.5e3]}))
+            .collect();
+        let json = (
+            "records as compact JSON",
+            serde_json::json!({"files": records}).to_string(),
+        );
+        for (name, text) in hostile().into_iter().chain([json]) {
             let tokens = tokenizer.count(&text);
             for max_tokens in [0, tokens.saturating_sub(1), tokens, 5000] {
                 let within = tokenizer.count_within(&text, max_tokens);

@@ -129,7 +129,7 @@ impl Tokenizer for Tiktoken {
         match count_long_run(text, |run| self.count(run)) {
             Some(tokens) => (tokens <= max_tokens).then_some(tokens),
             None => sum_within(
-                chunks(self.encoding, text).map(|chunk| self.encode_chunk(chunk).len()),
+                chunks_at_numbers(self.encoding, text).map(|chunk| self.encode_chunk(chunk).len()),
                 max_tokens,
             ),
         }
@@ -165,6 +165,32 @@ fn chunks(encoding: Encoding, text: &str) -> impl Iterator<Item = &str> {
         let end = encoding
             .piece_starts(rest, CHUNK.min(rest.len()), rest.len())
             .next()
+            .unwrap_or(rest.len());
+        let (chunk, tail) = rest.split_at(end);
+        rest = tail;
+        Some(chunk)
+    })
+}
+
+/// `text` in consecutive chunks of about [`CHUNK`] bytes, as [`chunks`] gives them, but split at
+/// the end of a number as well as after a line break: compact JSON has no line breaks, but
+/// numbers. Both pre-tokenizers end a piece where a run of digits ends, for `\p{N}{1,3}` is
+/// the only pattern that takes a digit, and it takes nothing else; and none looks back.
+fn chunks_at_numbers(encoding: Encoding, text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = text;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let from = CHUNK.min(rest.len());
+        let near = (2 * CHUNK).min(rest.len());
+        let end = (from.max(1)..near)
+            .find(|&at| {
+                rest.as_bytes()[at - 1].is_ascii_digit()
+                    && rest.is_char_boundary(at)
+                    && rest[at..].chars().next().is_some_and(|c| !c.is_numeric())
+            })
+            .or_else(|| encoding.piece_starts(rest, from, rest.len()).next())
             .unwrap_or(rest.len());
         let (chunk, tail) = rest.split_at(end);
         rest = tail;
