@@ -217,7 +217,10 @@ fn drop_items(
                     }
                 }
             };
-            let kept_tokens = tokenizer.count(&json);
+            // Over the limit without the note, it is over with it: counted only so far.
+            let Some(kept_tokens) = tokenizer.count_within(&json, limit.max_tokens()) else {
+                return (json, None);
+            };
             let dropped_tokens = total.saturating_sub(kept_tokens);
             let noted = with_note(&json, &note(dropped_tokens, limit.hint()));
             let truncation = Truncation {
@@ -227,7 +230,7 @@ fn drop_items(
                 max_tokens: limit.max_tokens(),
                 keep: limit.keep(),
             };
-            let fits = tokenizer.count(&noted) <= limit.max_tokens();
+            let fits = tokenizer.count_within(&noted, limit.max_tokens()).is_some();
             (json, fits.then_some((noted, truncation)))
         };
         // Doubling from one item while it fits, then halving between the last that fitted and
@@ -249,7 +252,6 @@ fn drop_items(
             }
             kept *= 2;
         }
-        let mut over = over.min(items.len() + 1);
         while over - fitted > 1 {
             let mid = fitted + (over - fitted) / 2;
             match fits(mid).1 {
