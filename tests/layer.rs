@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{assert_capped, count, kept_parts, listing};
+use common::{assert_capped, count, kept_parts, listing, Recording};
 use futures_util::FutureExt;
 use serde_json::json;
 use tokio_test::{assert_pending, assert_ready_ok};
@@ -79,35 +79,6 @@ fn special_token_text_is_counted_as_plain_text() {
         .len();
     assert_eq!(truncation.original_tokens, ordinary);
     assert!(ordinary > 2000, "one special token each would be 2000");
-}
-
-/// Delegates to o200k_base and records how many bytes it was asked to tokenize.
-#[derive(Debug, Default)]
-struct Recording {
-    prefix_calls: AtomicUsize,
-    bytes: AtomicUsize,
-}
-
-impl Tokenizer for Recording {
-    fn count(&self, text: &str) -> usize {
-        self.bytes.fetch_add(text.len(), Ordering::SeqCst);
-        Encoding::O200kBase.tiktoken().count(text)
-    }
-    fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
-        self.prefix_calls.fetch_add(1, Ordering::SeqCst);
-        self.bytes.fetch_add(text.len(), Ordering::SeqCst);
-        Encoding::O200kBase.tiktoken().prefix(text, max_tokens)
-    }
-    fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
-        // Record what the built-in backend counts again: from the last line start of the kept
-        // text, once alone and once edited.
-        let start = text[..keep].rfind('\n').map_or(0, |at| at + 1);
-        self.bytes
-            .fetch_add(2 * (text.len() - start) + tail.len(), Ordering::SeqCst);
-        Encoding::O200kBase
-            .tiktoken()
-            .count_edited(text, text_tokens, keep, tail)
-    }
 }
 
 fn run_with(tokenizer: Arc<Recording>, max_tokens: usize, content: &str) -> ToolOutput {

@@ -4,12 +4,10 @@
 
 mod common;
 
-use common::{assert_truncated, count};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
-use tool_output_cap::{
-    cut, Encoding, Keep, Prefix, StreamedOutput, TokenCount, Tokenizer, ToolLimit,
-};
+use common::{assert_truncated, count, Recording};
+use tool_output_cap::{cut, Encoding, Keep, StreamedOutput, TokenCount, ToolLimit};
 
 /// `find /usr -type f` on this machine, or a generated listing where there is no /usr.
 fn usr_listing() -> String {
@@ -143,35 +141,9 @@ fn an_output_within_its_window_is_held_whole() {
     assert_eq!(output.cut(&ToolLimit::new(100_000)), None);
 }
 
-/// A built-in tokenizer that tallies the bytes it reads.
-#[derive(Debug)]
-struct Tallied {
-    encoding: Encoding,
-    read: AtomicUsize,
-}
-
-impl Tokenizer for Tallied {
-    fn count(&self, text: &str) -> usize {
-        self.read.fetch_add(text.len(), Ordering::Relaxed);
-        self.encoding.tokenizer().count(text)
-    }
-
-    fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
-        self.read.fetch_add(text.len(), Ordering::Relaxed);
-        self.encoding.tokenizer().prefix(text, max_tokens)
-    }
-
-    fn last_split(&self, text: &str) -> Option<usize> {
-        self.encoding.tokenizer().last_split(text)
-    }
-}
-
 #[test]
 fn an_output_held_whole_in_one_part_is_read_once_by_its_cut() {
-    let tokenizer = Tallied {
-        encoding: Encoding::O200kBase,
-        read: AtomicUsize::new(0),
-    };
+    let tokenizer = Recording::default();
     // No line break, so no place to split: the output is one part.
     let text = "word ".repeat(200_000);
     let limit = ToolLimit::new(500);
@@ -181,7 +153,7 @@ fn an_output_held_whole_in_one_part_is_read_once_by_its_cut() {
     }
     output.finish();
     let cut = output.cut(&limit).unwrap();
-    let read = tokenizer.read.load(Ordering::Relaxed);
+    let read = tokenizer.bytes.load(Ordering::SeqCst);
     assert!(
         read < text.len() * 3 / 2,
         "{read} bytes read for {}",
@@ -190,7 +162,7 @@ fn an_output_held_whole_in_one_part_is_read_once_by_its_cut() {
     assert_eq!(cut.truncation.original_tokens, count(&text));
     assert_eq!(output.tokens(), count(&text));
     assert_eq!(
-        tokenizer.read.load(Ordering::Relaxed),
+        tokenizer.bytes.load(Ordering::SeqCst),
         read,
         "the cut's count is kept"
     );

@@ -3,10 +3,12 @@
 
 pub mod corpus;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use proptest::prelude::*;
 use tool_output_cap::{
-    cap, cut, line_break_after, note, Encoding, Keep, Tokenizer, ToolLimit, ToolOutput, Truncation,
-    CUT_MARKER,
+    cap, cut, line_break_after, note, Encoding, Keep, Prefix, Tokenizer, ToolLimit, ToolOutput,
+    Truncation, CUT_MARKER,
 };
 
 /// Tokens of `text` in o200k_base, counted by the crate's tiktoken-rs backend.
@@ -246,4 +248,33 @@ pub fn small_tokenizer(dir: &std::path::Path, metaspace: bool) -> std::path::Pat
     });
     std::fs::write(&path, serde_json::to_string(&json).unwrap()).unwrap();
     path
+}
+
+/// Delegates to o200k_base and records how many bytes it was asked to tokenize.
+#[derive(Debug, Default)]
+pub struct Recording {
+    pub prefix_calls: AtomicUsize,
+    pub bytes: AtomicUsize,
+}
+
+impl Tokenizer for Recording {
+    fn count(&self, text: &str) -> usize {
+        self.bytes.fetch_add(text.len(), Ordering::SeqCst);
+        Encoding::O200kBase.tiktoken().count(text)
+    }
+    fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
+        self.prefix_calls.fetch_add(1, Ordering::SeqCst);
+        self.bytes.fetch_add(text.len(), Ordering::SeqCst);
+        Encoding::O200kBase.tiktoken().prefix(text, max_tokens)
+    }
+    fn count_edited(&self, text: &str, text_tokens: usize, keep: usize, tail: &str) -> usize {
+        // Record what the built-in backend counts again: from the last line start of the kept
+        // text, once alone and once edited.
+        let start = text[..keep].rfind('\n').map_or(0, |at| at + 1);
+        self.bytes
+            .fetch_add(2 * (text.len() - start) + tail.len(), Ordering::SeqCst);
+        Encoding::O200kBase
+            .tiktoken()
+            .count_edited(text, text_tokens, keep, tail)
+    }
 }
