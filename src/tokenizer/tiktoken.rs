@@ -119,7 +119,7 @@ impl Tokenizer for Tiktoken {
 
     fn count(&self, text: &str) -> usize {
         count_long_run(text, |run| self.count(run)).unwrap_or_else(|| {
-            chunks(self.encoding, text)
+            chunks(self.encoding, text, false)
                 .map(|chunk| self.encode_chunk(chunk).len())
                 .sum()
         })
@@ -129,7 +129,7 @@ impl Tokenizer for Tiktoken {
         match count_long_run(text, |run| self.count(run)) {
             Some(tokens) => (tokens <= max_tokens).then_some(tokens),
             None => sum_within(
-                chunks_at_numbers(self.encoding, text).map(|chunk| self.encode_chunk(chunk).len()),
+                chunks(self.encoding, text, true).map(|chunk| self.encode_chunk(chunk).len()),
                 max_tokens,
             ),
         }
@@ -141,7 +141,7 @@ impl Tokenizer for Tiktoken {
             self.encoding,
             text,
             max_tokens,
-            chunks(self.encoding, text).map(|chunk| (chunk, self.encode_chunk(chunk))),
+            chunks(self.encoding, text, false).map(|chunk| (chunk, self.encode_chunk(chunk))),
             Vec::len,
             |offset, _, tokens, room| self.cut_chunk(text, offset, &tokens, room),
         )
@@ -155,41 +155,24 @@ impl Tokenizer for Tiktoken {
 }
 
 /// `text` in consecutive chunks of at least [`CHUNK`] bytes (but the last), each ending where
-/// the next piece starts.
-fn chunks(encoding: Encoding, text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = text;
-    std::iter::from_fn(move || {
-        if rest.is_empty() {
-            return None;
-        }
-        let end = encoding
-            .piece_starts(rest, CHUNK.min(rest.len()), rest.len())
-            .next()
-            .unwrap_or(rest.len());
-        let (chunk, tail) = rest.split_at(end);
-        rest = tail;
-        Some(chunk)
-    })
-}
-
-/// `text` in consecutive chunks of about [`CHUNK`] bytes, as [`chunks`] gives them, but split at
-/// the end of a number as well as after a line break: compact JSON has no line breaks, but
-/// numbers. Both pre-tokenizers end a piece where a run of digits ends, for `\p{N}{1,3}` is
-/// the only pattern that takes a digit, and it takes nothing else; and none looks back.
-fn chunks_at_numbers(encoding: Encoding, text: &str) -> impl Iterator<Item = &str> {
+/// the next piece starts after a line break, or with `at_numbers` also where a number ends
+/// within the next [`CHUNK`] bytes: compact JSON has no line breaks, but numbers. Both
+/// pre-tokenizers end a piece where a run of digits ends, for `\p{N}{1,3}` is the only pattern
+/// that takes a digit, and it takes nothing else; and none looks back.
+fn chunks(encoding: Encoding, text: &str, at_numbers: bool) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
         let from = CHUNK.min(rest.len());
-        let near = (2 * CHUNK).min(rest.len());
-        let end = (from.max(1)..near)
-            .find(|&at| {
-                rest.as_bytes()[at - 1].is_ascii_digit()
-                    && rest.is_char_boundary(at)
-                    && rest[at..].chars().next().is_some_and(|c| !c.is_numeric())
-            })
+        let number_end = |at: usize| {
+            rest.as_bytes()[at - 1].is_ascii_digit()
+                && rest[at..].chars().next().is_some_and(|c| !c.is_numeric())
+        };
+        let end = at_numbers
+            .then(|| (from.max(1)..(2 * CHUNK).min(rest.len())).find(|&at| number_end(at)))
+            .flatten()
             .or_else(|| encoding.piece_starts(rest, from, rest.len()).next())
             .unwrap_or(rest.len());
         let (chunk, tail) = rest.split_at(end);
@@ -276,7 +259,7 @@ mod tests {
     #[test]
     fn chunks_cover_the_text_and_end_at_piece_starts() {
         let text = "alpha/beta.rs\n  gamma\n".repeat(10_000);
-        let chunks: Vec<&str> = chunks(Encoding::O200kBase, &text).collect();
+        let chunks: Vec<&str> = chunks(Encoding::O200kBase, &text, false).collect();
         assert!(chunks.len() > 2);
         assert_eq!(chunks.concat(), text);
         let mut at = 0;
