@@ -7,7 +7,7 @@
 //!   count of what it caps, in rounds that take turns, since one round can take seconds: a
 //!   2.7 MB `search_files` result of this machine's absolute paths (the text again as
 //!   `structuredContent`, as the filesystem server sends it), a 200 MB text line of the same
-//!   paths repeated, and a 60 MB line of records (the text, and each path again as an object).
+//!   paths repeated, and a 56 MB line of records (the text, and each path again as an object).
 //!
 //! ```text
 //! cargo bench -p tool-output-cap-cli --bench relay
