@@ -245,11 +245,11 @@ fn hostile_outputs_are_capped_without_panic() {
     for text in &hostile {
         let output = run(limits(5000), text);
         let truncation = output.truncation.expect("over the limit");
-        // The kept part and its count, exactly; the original's count is compared with a whole
-        // encoding in `tokenizer/tiktoken.rs`, since a run tiktoken-rs cannot encode whole is
-        // halved where the chunks put it (one token in 600,000 on mixed white space).
         kept_parts(text, &output.content, &truncation, None, &count);
         assert!(count(&output.content) <= 5000);
+        // The original's count, exactly: bpe-openai's, which pre-tokenizes any run whole.
+        let exact = bpe_openai::o200k_base().count(text.as_str());
+        assert_eq!(truncation.original_tokens, exact, "{:?}", &text[..8]);
     }
 }
 

@@ -8,6 +8,7 @@ mod bpe_openai;
 #[cfg(feature = "hf")]
 mod hf;
 mod tiktoken;
+mod white_space;
 
 #[cfg(feature = "bpe-openai")]
 pub use self::bpe_openai::BpeOpenai;

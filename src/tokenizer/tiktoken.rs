@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::{CoreBPE, Rank};
 
+use super::white_space::{split_at_longest_run, AroundRun, WhiteSpaceBpe};
 use super::{
     count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, sum_within,
     Encoding, Prefix, SegmentCut, Tokenizer,
@@ -17,16 +18,17 @@ const CHUNK: usize = 64 * 1024;
 
 /// The tiktoken-rs backend: exact counts, one encoding per cut, the default.
 ///
-/// tiktoken-rs 0.12 cannot pre-tokenize a run of about a million white-space characters (its
-/// regex runs out of backtracking stack). A chunk it cannot encode is split in two, where the
-/// pre-tokenizer must split anyway if it can, and else inside the run at a multiple of 128
-/// characters from its start, and each half is encoded on its own. Only splits of the second
-/// kind can make a count differ from the exact one.
+/// tiktoken-rs 0.12 cannot pre-tokenize a run of about a million white-space characters with no
+/// line break (its regex exceeds its backtracking limit). A chunk it refuses is split where the
+/// pre-tokenizer splits such a run, and the run's piece is encoded by an exact BPE over the
+/// vocabulary's white-space tokens: the counts are exact on every input.
 pub struct Tiktoken {
     encoding: Encoding,
     bpe: &'static CoreBPE,
     /// Byte length of every token, indexed by rank.
     token_len: Vec<u8>,
+    /// The BPE of white-space pieces tiktoken-rs refuses, built when one first comes.
+    white_space: OnceLock<WhiteSpaceBpe>,
 }
 
 impl Encoding {
@@ -63,6 +65,7 @@ impl Tiktoken {
             encoding,
             bpe,
             token_len,
+            white_space: OnceLock::new(),
         }
     }
 
@@ -71,17 +74,35 @@ impl Tiktoken {
         self.encoding
     }
 
-    /// The tokens of one chunk as ordinary text, split further if tiktoken-rs refuses it.
+    /// The tokens of one chunk as ordinary text, its long white-space runs encoded apart if
+    /// tiktoken-rs refuses it.
     fn encode_chunk(&self, chunk: &str) -> Vec<Rank> {
-        match self.bpe.encode(chunk, &HashSet::new()) {
-            Ok((tokens, _)) => tokens,
-            Err(_) => {
-                let mid = split_point(self.encoding, chunk);
-                let mut tokens = self.encode_chunk(&chunk[..mid]);
-                tokens.extend(self.encode_chunk(&chunk[mid..]));
-                tokens
-            }
-        }
+        let refused = match self.bpe.encode(chunk, &HashSet::new()) {
+            Ok((tokens, _)) => return tokens,
+            Err(refused) => refused,
+        };
+        let Some(AroundRun { before, run, after }) = split_at_longest_run(chunk) else {
+            // Not seen: only `\s+(?!\S)` over a long run exceeds the regex's stack.
+            tracing::error!(%refused, "tiktoken-rs refused a text with no long white-space run; its count may be off by a token");
+            let mid = floor_char_boundary(chunk, chunk.len() / 2).max(1);
+            let mut tokens = self.encode_chunk(&chunk[..mid]);
+            tokens.extend(self.encode_chunk(&chunk[mid..]));
+            return tokens;
+        };
+        let mut tokens = self.encode_chunk(before);
+        tokens.extend(self.white_space().encode(run));
+        tokens.extend(self.encode_chunk(after));
+        tokens
+    }
+
+    /// The BPE of the white-space pieces tiktoken-rs refuses.
+    fn white_space(&self) -> &WhiteSpaceBpe {
+        self.white_space.get_or_init(|| {
+            let tokens = (0..self.token_len.len() as Rank)
+                .filter_map(|rank| Some((rank, self.bpe.decode_bytes(&[rank]).ok()?)))
+                .collect::<Vec<_>>();
+            WhiteSpaceBpe::new(tokens.iter().map(|(rank, bytes)| (*rank, bytes.as_slice())))
+        })
     }
 
     fn token_len(&self, token: Rank) -> usize {
@@ -181,43 +202,6 @@ fn chunks(encoding: Encoding, text: &str, at_numbers: bool) -> impl Iterator<Ite
     })
 }
 
-/// A place to split a text tiktoken-rs cannot encode whole: the piece start nearest the middle,
-/// or a place inside the white-space run at the middle.
-fn split_point(encoding: Encoding, text: &str) -> usize {
-    let mid = floor_char_boundary(text, text.len() / 2);
-    let before = encoding.piece_starts(text, 0, mid).next_back();
-    let after = encoding.piece_starts(text, mid, text.len()).next();
-    let nearest = match (before, after) {
-        (Some(b), Some(a)) => Some(if mid - b <= a - mid { b } else { a }),
-        (b, a) => b.or(a),
-    };
-    match nearest {
-        Some(at) if at > 0 && at < text.len() => at,
-        _ => match split_in_run(text, mid) {
-            at if at > 0 => at,
-            // A text of one character always encodes; split after it all the same.
-            _ => text.chars().next().map_or(0, char::len_utf8),
-        },
-    }
-}
-
-/// `mid`, moved back to a multiple of 128 characters from the start of the white-space run it
-/// falls in. BPE merges a long run of one repeated character into the same blocks from its
-/// start, of up to 128 characters, so a split there changes the count at most where the run ends.
-fn split_in_run(text: &str, mid: usize) -> usize {
-    let run_start = text[..mid]
-        .char_indices()
-        .rev()
-        .take_while(|(_, c)| c.is_whitespace())
-        .last()
-        .map_or(mid, |(at, _)| at);
-    let aligned = text[run_start..mid].chars().count() / 128 * 128;
-    match text[run_start..].char_indices().nth(aligned) {
-        Some((at, _)) if aligned > 0 => run_start + at,
-        _ => mid,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +278,29 @@ mod tests {
             (format!("x{}y", " ".repeat(1_200_000)), 9_378),
         ] {
             assert_eq!(tokenizer.count(&text), exact, "{:?}", &text[..4]);
+        }
+    }
+
+    #[test]
+    fn white_space_pieces_encode_as_tiktoken_rs_encodes_them() {
+        // Below the length tiktoken-rs refuses, each text is one `\s+(?!\S)` piece.
+        let pieces = [
+            " \t".repeat(50_000),
+            "\u{3000} ".repeat(40_000),
+            "\t\t \u{a0}\u{2003}".repeat(20_000),
+            " ".repeat(1000) + &"\t".repeat(3),
+        ];
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let tokenizer = encoding.tiktoken();
+            for piece in &pieces {
+                let (exact, _) = tokenizer.bpe.encode(piece, &HashSet::new()).unwrap();
+                assert_eq!(
+                    tokenizer.white_space().encode(piece),
+                    exact,
+                    "{encoding}: {:?}",
+                    &piece[..8]
+                );
+            }
         }
     }
 }

@@ -75,6 +75,62 @@ pub fn hostile() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Runs of white space longer than tiktoken-rs can pre-tokenize (999,999 characters and up),
+/// by name: of one character and mixed, led by a line break, a tab or other white space, with
+/// words on the same line and listings around them.
+pub fn white_space_runs() -> Vec<(&'static str, String)> {
+    let mut state = 7u64;
+    let mixed: String = (0..1_500_000)
+        .map(|_| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            [' ', '\t', '\u{3000}', ' ', ' '][(state % 5) as usize]
+        })
+        .collect();
+    let listing = listing_of(5_000);
+    vec![
+        (
+            "newline + 999,999 spaces",
+            format!("\n{}", " ".repeat(999_999)),
+        ),
+        (
+            "tab + 1,000,000 spaces + x",
+            format!("\t{}x", " ".repeat(1_000_000)),
+        ),
+        (
+            "listing + 1,500,000 spaces + listing",
+            format!("{listing}{}{listing}", " ".repeat(1_500_000)),
+        ),
+        (
+            "999,999 spaces + hello world x 90,000",
+            " ".repeat(999_999) + &"hello world ".repeat(90_000),
+        ),
+        ("space tab x 1,000,000", " \t".repeat(1_000_000)),
+        (
+            "ideographic space, space x 500,000",
+            "\u{3000} ".repeat(500_000),
+        ),
+        (
+            "space tab x 1,000,000 + END + word x 1100",
+            " \t".repeat(1_000_000) + "END" + &" word".repeat(1100),
+        ),
+        ("x + mixed 1,500,000 + y", format!("x{mixed}y")),
+        (
+            "a + 1,100,000 tabs + b + 900,000 spaces + c",
+            format!("a{}b{}c", "\t".repeat(1_100_000), " ".repeat(900_000)),
+        ),
+        (
+            "punctuation + CRLF + 2,100,000 spaces + word",
+            format!("a;\r\n\r\n{}word", " ".repeat(2_100_000)),
+        ),
+        (
+            "line + 1,000,000 spaces then no-break spaces + slash",
+            format!("x\n{}{}/y", " ".repeat(1_000_000), "\u{a0}".repeat(1000)),
+        ),
+    ]
+}
+
 /// The kinds of listing a tool really returns, made from this machine's own files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RealListing {

@@ -1,0 +1,141 @@
+//! The white-space runs that tiktoken-rs cannot pre-tokenize: where its pattern splits them, and
+//! their exact tokens.
+//!
+//! tiktoken-rs 0.12 refuses a text holding a run of about a million white-space characters with
+//! no line break: at the run's start its pattern tries `\s*[\r\n]+` first, and the backtracking
+//! of `\s*` over the whole run exceeds fancy-regex's limit. Both vocabularies' patterns split
+//! such a run in a way that follows from the pattern alone, so the refused text is split there
+//! and the run encoded on its own, with no guess.
+
+use bpe::byte_pair_encoding::BytePairEncoding;
+use tiktoken_rs::Rank;
+
+/// A text split around a white-space piece: the pre-tokenizers of both vocabularies split each
+/// part on its own exactly as they split it in the text.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct AroundRun<'a> {
+    pub(super) before: &'a str,
+    /// One piece, of white space alone.
+    pub(super) run: &'a str,
+    pub(super) after: &'a str,
+}
+
+/// Where `text` splits around its longest run of white space with no line break, or `None` if
+/// it has none.
+///
+/// Such a run `R` starts after a line break, after a character that is not white space, or at the
+/// start, and ends before a character `X` that is not white space, or at the end:
+///
+/// - every pattern that takes a line break ends at the last one of its run (`\s*[\r\n]+`), or at
+///   the first white space that is not one (the punctuation pattern's `[\r\n]*`, `[\r\n/]*`), and
+///   no pattern that ends in a character that is not white space goes on into white space but by
+///   those, so a piece starts where `R` does;
+/// - at `R`'s start, every pattern before `\s+(?!\S)` fails (a letter, a number or punctuation
+///   would have to follow its first character, and `\s*[\r\n]+` finds no line break), and that one
+///   takes `R` less its last character when `X` follows (the last one then starts a piece of its
+///   own, or of `X`'s), or all of `R` at the end.
+pub(super) fn split_at_longest_run(text: &str) -> Option<AroundRun<'_>> {
+    let mut longest: Option<(usize, usize)> = None;
+    let mut start = None;
+    for (at, c) in text.char_indices().chain([(text.len(), '\0')]) {
+        let in_run = c.is_whitespace() && c != '\r' && c != '\n' && at < text.len();
+        match (in_run, start) {
+            (true, None) => start = Some(at),
+            (false, Some(run_start)) => {
+                start = None;
+                // A run followed by a line break is not one: its line break comes later.
+                if matches!(c, '\r' | '\n') {
+                    continue;
+                }
+                let run = &text[run_start..at];
+                let piece_end = if at == text.len() {
+                    at
+                } else {
+                    at - run.chars().next_back().map_or(0, char::len_utf8)
+                };
+                if piece_end > run_start
+                    && longest.is_none_or(|(start, end)| piece_end - run_start > end - start)
+                {
+                    longest = Some((run_start, piece_end));
+                }
+            }
+            _ => {}
+        }
+    }
+    let (start, end) = longest?;
+    Some(AroundRun {
+        before: &text[..start],
+        run: &text[start..end],
+        after: &text[end..],
+    })
+}
+
+/// An exact BPE over the tokens of a vocabulary made of the bytes of white space alone, which is
+/// all a white-space piece can merge into: the same merges in the same order as the whole
+/// vocabulary's, in time linear in the piece (bpe's backtracking encoder).
+pub(super) struct WhiteSpaceBpe {
+    bpe: BytePairEncoding,
+    /// The vocabulary's rank of each of `bpe`'s tokens.
+    ranks: Vec<Rank>,
+}
+
+impl WhiteSpaceBpe {
+    /// The BPE of the tokens among `vocabulary` (each token's bytes, in rank order) whose bytes all
+    /// occur in the UTF-8 of some white-space character.
+    pub(super) fn new<'a>(vocabulary: impl Iterator<Item = (Rank, &'a [u8])>) -> Self {
+        let mut white_space_bytes = [false; 256];
+        let mut utf8 = [0; 4];
+        for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
+            if c.is_whitespace() {
+                for &byte in c.encode_utf8(&mut utf8).as_bytes() {
+                    white_space_bytes[usize::from(byte)] = true;
+                }
+            }
+        }
+        let (ranks, tokens): (Vec<Rank>, Vec<Vec<u8>>) = vocabulary
+            .filter(|(_, bytes)| bytes.iter().all(|&b| white_space_bytes[usize::from(b)]))
+            .map(|(rank, bytes)| (rank, bytes.to_vec()))
+            .unzip();
+        WhiteSpaceBpe {
+            bpe: BytePairEncoding::from_dictionary(tokens, None),
+            ranks,
+        }
+    }
+
+    /// The tokens of one white-space piece of the pre-tokenizer.
+    pub(super) fn encode(&self, piece: &str) -> Vec<Rank> {
+        self.bpe
+            .encode_via_backtracking(piece.as_bytes())
+            .into_iter()
+            .map(|token| self.ranks[token as usize])
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Parts = (&'static str, &'static str, &'static str);
+
+    #[test]
+    fn the_longest_run_with_no_line_break_splits_before_its_last_character() {
+        let cases: [(&str, Option<Parts>); 7] = [
+            ("a    b", Some(("a", "   ", " b"))),
+            ("a\n    b", Some(("a\n", "   ", " b"))),
+            ("a  \n b", None),
+            ("x\t \t", Some(("x", "\t \t", ""))),
+            (
+                "a  b\u{3000}\u{3000}\u{3000}\u{3000}c",
+                Some(("a  b", "\u{3000}\u{3000}\u{3000}", "\u{3000}c")),
+            ),
+            ("a \n\n", None),
+            ("abc", None),
+        ];
+        for (text, split) in cases {
+            let parts =
+                split_at_longest_run(text).map(|split| (split.before, split.run, split.after));
+            assert_eq!(parts, split, "{text:?}");
+        }
+    }
+}
