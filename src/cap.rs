@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::tokenizer::{ceil_char_boundary, Prefix, Tokenizer};
+use crate::tokenizer::{ceil_char_boundary, floor_char_boundary, Prefix, Tokenizer};
 use crate::tool::Truncation;
 
 /// Which part of an output over its limit is kept.
@@ -378,6 +378,37 @@ impl Part {
     }
 }
 
+/// What the tail search knows: the shortest suffix start over the budget, if any, and the
+/// longest suffix within it.
+struct Bracket {
+    over: Option<usize>,
+    within: Part,
+}
+
+impl Bracket {
+    /// The next start to count, strictly between the two ends (from `from` on while no start is
+    /// known over), or `None` when no char boundary is left between them. Until a start over the
+    /// budget is known, the `secant` guess, but at least a 64th of the suffix further back; then
+    /// the `secant` guess if `secant_first` and it lies between the ends, else the middle.
+    fn next(&self, content: &str, from: usize, secant: usize, secant_first: bool) -> Option<usize> {
+        let low = match self.over {
+            Some(over) => ceil_char_boundary(content, over + 1),
+            None => from,
+        };
+        let high = self.within.edge;
+        if low >= high {
+            return None;
+        }
+        let guess = match self.over {
+            None => secant.min(high - ((content.len() - high) / 64).max(1)),
+            Some(_) if secant_first && (low..high).contains(&secant) => secant,
+            Some(_) => low + (high - low) / 2,
+        };
+        // `low` is a char boundary, so the one at or before the guess is between the ends.
+        Some(floor_char_boundary(content, guess.max(low)))
+    }
+}
+
 impl<'a> Search<'a> {
     /// Finds the cut, or `None` if the content is within the limit.
     fn new(
@@ -497,9 +528,13 @@ impl<'a> Search<'a> {
         )
     }
 
-    /// The longest suffix of `content` after the head within `budget` tokens (near enough: the
-    /// search stops within 1/64 of the budget), moved forward to the start of its first whole
-    /// line if the line it cuts holds at most an eighth of the budget.
+    /// The longest suffix of `content` after the head within `budget` tokens, moved forward to
+    /// the start of its first whole line if the line it cuts holds at most an eighth of the
+    /// budget.
+    ///
+    /// The suffix found is within the budget and one character longer is not: a bisection over
+    /// the char boundaries between the longest suffix known within and the shortest known over,
+    /// sped up by secant steps by the bytes a token of the last count.
     fn tail_within(&self, content: &str, budget: usize) -> Part {
         let end = Part {
             edge: content.len(),
@@ -510,40 +545,42 @@ impl<'a> Search<'a> {
         }
         let from = self.head.edge;
         let count = |start: usize| self.tokenizer.count(&content[start..]);
-        // Start where the average token would put the cut, then step by what the tokens in the
-        // candidate suffix take a byte.
+        // Start where the average token would put the cut.
         let bytes_a_token = self
             .original_len
             .div_ceil(self.original_tokens.max(1))
             .max(1);
-        let mut start = ceil_char_boundary(
-            content,
-            content
-                .len()
-                .saturating_sub(budget * bytes_a_token)
-                .max(from),
-        );
-        let mut best = end;
-        for _ in 0..16 {
+        let mut start = content
+            .len()
+            .saturating_sub(budget * bytes_a_token)
+            .max(from);
+        let mut bracket = Bracket {
+            over: None,
+            within: end,
+        };
+        for step in 0.. {
+            start = ceil_char_boundary(content, start);
             let tokens = count(start);
             let bytes_a_token = (content.len() - start).div_ceil(tokens.max(1)).max(1);
-            if tokens <= budget {
-                if start < best.edge {
-                    best = Part {
-                        edge: start,
-                        tokens,
-                    };
-                }
-                if start == from || budget - tokens <= budget / 64 {
+            let secant = if tokens <= budget {
+                bracket.within = Part {
+                    edge: start,
+                    tokens,
+                };
+                if start == from {
                     break;
                 }
-                let back = (budget - tokens) * bytes_a_token;
-                start = ceil_char_boundary(content, start.saturating_sub(back).max(from));
+                start.saturating_sub((budget - tokens) * bytes_a_token)
             } else {
-                let forward = (tokens - budget) * bytes_a_token;
-                start = ceil_char_boundary(content, (start + forward).min(content.len()));
+                bracket.over = Some(start);
+                start + (tokens - budget) * bytes_a_token
+            };
+            match bracket.next(content, from, secant, step % 2 == 0) {
+                Some(next) => start = next,
+                None => break,
             }
         }
+        let best = bracket.within;
         let Some(line_start) = content[best.edge..]
             .find('\n')
             .map(|at| best.edge + at + 1)
