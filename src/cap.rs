@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use crate::fence::closing_fence;
 use crate::tokenizer::{ceil_char_boundary, floor_char_boundary, Prefix, Tokenizer};
 use crate::tool::Truncation;
 
@@ -131,7 +132,9 @@ pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
 /// - [`Keep::HeadTail`]: `head`, the line [`CUT_MARKER`], `tail`, then `note`.
 ///
 /// Each line after a part starts after a newline, unless the part is empty or already ends with
-/// one ([`line_break_after`]): no blank line comes before the marker or the note.
+/// one ([`line_break_after`]): no blank line comes before the marker or the note. When what is
+/// kept leaves a Markdown code fence open (```` ```yaml ```` and no closing ```` ``` ````), a line
+/// that closes it comes before the note, within the limit, so that the note is not read as code.
 ///
 /// Cuts fall on char boundaries, and on line boundaries when that gives up at most an eighth of
 /// the budget. `N` in the note is the original count less the tokens of the kept parts, each
@@ -227,7 +230,8 @@ pub struct Cut {
     pub head_end: usize,
     /// The start of the kept tail, a char boundary of the content.
     pub tail_start: usize,
-    /// The note's line, without the newline before it.
+    /// The lines that end the capped output, without the newline before them: the line that
+    /// closes a Markdown code fence the kept text leaves open, if it leaves one, and the note.
     pub note: String,
     /// The figures of the cut.
     pub truncation: Truncation,
@@ -470,9 +474,17 @@ impl<'a> Search<'a> {
                 // With head_tail and no tail, the marker's line ends with a newline.
                 Keep::Tail | Keep::HeadTail => &content[self.tail.edge..],
             };
+            let closing_fence = match self.limit.keep {
+                Keep::Head | Keep::Tail => closing_fence(before_note),
+                Keep::HeadTail => closing_fence(&format!(
+                    "{}\n{CUT_MARKER}\n{before_note}",
+                    &content[..self.head.edge]
+                )),
+            };
             self.line = format!(
-                "{}{}",
+                "{}{}{}",
                 line_break_after(before_note),
+                closing_fence.map_or_else(String::new, |fence| fence + "\n"),
                 note(self.original_tokens - kept_tokens, self.limit.hint())
             );
             let tokens = match self.limit.keep {
@@ -732,6 +744,35 @@ mod tests {
             content.contains("compiling crate_1999\ntruncated: "),
             "{content:?}"
         );
+    }
+
+    #[test]
+    fn a_code_fence_left_open_is_closed_before_the_note() {
+        // The shape of Playwright MCP's browser_snapshot result.
+        let rows: String = (0..4000)
+            .map(|i| format!("  - row \"Item {i}\" [ref=e{i}]:\n    - cell \"{i}\" [ref=c{i}]\n"))
+            .collect();
+        let snapshot = format!(
+            "### Page\n- Page URL: http://127.0.0.1:8000/\n### Snapshot\n```yaml\n- table [ref=e1]:\n{rows}```\n"
+        );
+        for keep in [Keep::Head, Keep::HeadTail] {
+            let (content, truncation) = capped(&snapshot, &ToolLimit::new(500).with_keep(keep));
+            let note_line = note(truncation.unwrap().dropped_tokens, None);
+            assert!(
+                content.ends_with(&format!("\n```\n{note_line}")),
+                "{keep}: {content:?}"
+            );
+            assert!(count(&content) <= 500);
+            let kept = content.strip_suffix(&format!("```\n{note_line}")).unwrap();
+            assert_eq!(closing_fence(kept).as_deref(), Some("```"), "{keep}");
+            assert_eq!(closing_fence(&content), None, "{keep}");
+        }
+        // A tail holds the fence's end: the fence it closes is not open in the output.
+        let (content, _) = capped(&snapshot, &ToolLimit::new(500).with_keep(Keep::Tail));
+        assert!(content.contains("```\ntruncated: "), "{content:?}");
+        let log = "compiling\n".repeat(2000);
+        let (content, _) = capped(&log, &ToolLimit::new(100));
+        assert!(!content.contains("```"));
     }
 
     #[test]

@@ -61,6 +61,8 @@
 //!
 //! The marker and the note are lines of their own, after a newline unless what comes before them
 //! already ends with one: `last kept line\ntruncated: ...`, never a blank line between.
+//! When what is kept leaves a Markdown code fence open (a page snapshot's ```` ```yaml ````), a line
+//! that closes it comes before the note, so that the note is not read as code.
 //! In every strategy the note is the last line, the whole is within the limit, `N` is the original
 //! count less the kept parts' own counts, and [`Truncation::keep`] says which strategy applied.
 //!
@@ -109,6 +111,7 @@
 )]
 
 mod cap;
+mod fence;
 pub mod future;
 mod layer;
 mod manifest;

@@ -119,9 +119,18 @@ pub fn kept_parts<'a>(
     hint: Option<&str>,
     count: &dyn Fn(&str) -> usize,
 ) -> (&'a str, &'a str) {
-    let kept = capped
+    let with_fence = capped
         .strip_suffix(&note(truncation.dropped_tokens, hint))
         .unwrap_or_else(|| panic!("the note does not end the output: {:?}", tail_of(capped)));
+    // The kept text, or, when a line of backticks or tildes comes before the note, the text
+    // before that line: it may close a fence the kept text left open.
+    let without_fence = with_fence.strip_suffix('\n').and_then(|text| {
+        let line_start = text.rfind('\n').map_or(0, |at| at + 1);
+        let line = &text[line_start..];
+        let fence =
+            line.len() >= 3 && (line.bytes().all(|b| b == b'`') || line.bytes().all(|b| b == b'~'));
+        fence.then_some(&text[..line_start])
+    });
     // The parts a text followed by a line of its own may hold: the text before that line's
     // break, or all of it when it ends with a newline of its own.
     let parts = |text: &'a str| {
@@ -131,18 +140,24 @@ pub fn kept_parts<'a>(
             .filter(move |part| format!("{part}{}", line_break_after(part)) == text)
     };
     let marker = format!("{CUT_MARKER}\n");
-    let splits: Vec<(&str, &str)> = match truncation.keep {
-        Keep::Head => parts(kept).map(|head| (head, "")).collect(),
-        Keep::Tail => parts(kept).map(|tail| ("", tail)).collect(),
-        // The marker could stand in the output itself: take the split that fits.
-        Keep::HeadTail => kept
-            .match_indices(&marker)
-            .flat_map(|(at, _)| {
-                let (before, after) = (&kept[..at], &kept[at + marker.len()..]);
-                parts(before).flat_map(move |head| parts(after).map(move |tail| (head, tail)))
-            })
-            .collect(),
+    let splits_of = |kept: &'a str| -> Vec<(&'a str, &'a str)> {
+        match truncation.keep {
+            Keep::Head => parts(kept).map(|head| (head, "")).collect(),
+            Keep::Tail => parts(kept).map(|tail| ("", tail)).collect(),
+            // The marker could stand in the output itself: take the split that fits.
+            Keep::HeadTail => kept
+                .match_indices(&marker)
+                .flat_map(|(at, _)| {
+                    let (before, after) = (&kept[..at], &kept[at + marker.len()..]);
+                    parts(before).flat_map(move |head| parts(after).map(move |tail| (head, tail)))
+                })
+                .collect(),
+        }
     };
+    let splits = [Some(with_fence), without_fence]
+        .into_iter()
+        .flatten()
+        .flat_map(splits_of);
     let (head, tail) = splits
         .into_iter()
         .find(|(head, tail)| {
@@ -155,7 +170,7 @@ pub fn kept_parts<'a>(
             panic!(
                 "no head and tail of the original, of its kept tokens, each followed by a line \
                  of its own with no blank line added, in ...{:?}",
-                tail_of(kept)
+                tail_of(with_fence)
             )
         });
     (head, tail)
