@@ -103,6 +103,14 @@ def test_lone_surrogates_are_read_as_replacement_characters():
     assert capped.truncation.original_tokens == toc.count(text.replace("\ud83d", "\ufffd").replace("\udc00", "\ufffd"))
 
 
+def test_each_lone_surrogate_is_one_replacement_character():
+    """As the proxy reads a `\\ud800` escape; a pair of them makes its character, as in JSON."""
+    assert toc.count("a\ud800 " * 10_000) == toc.count("a\ufffd " * 10_000)
+    capped = toc.cap("\udfff" * 30_000, max_tokens=100)
+    assert capped.truncation.original_tokens == toc.count("\ufffd" * 30_000)
+    assert toc.count("\ud83d\ude00 x") == toc.count("😀 x")
+
+
 def test_megabytes_of_one_character_are_capped():
     for text in ("a" * 4_000_000, "\n" * 2_000_000, "€" * 1_000_000):
         capped = toc.cap(text, max_tokens=64, keep="tail")
