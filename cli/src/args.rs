@@ -124,7 +124,8 @@ pub(crate) struct ToolArg {
 /// What tokens are counted with, over the manifest's choice.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CountingArgs {
-    /// The vocabulary to count in: o200k_base (the default) or cl100k_base.
+    /// The vocabulary to count in: o200k_base or cl100k_base [default: the manifest's, else
+    /// o200k_base].
     #[arg(long, value_name = "NAME", conflicts_with = "tokenizer_file")]
     pub(crate) encoding: Option<EncodingArg>,
     /// A model's Hugging Face tokenizer.json to count with.
@@ -138,10 +139,10 @@ pub(crate) struct LimitArgs {
     /// The manifest to read limits from (its `[worker.tool_output]` section).
     #[arg(long, value_name = "FILE")]
     pub(crate) manifest: Option<PathBuf>,
-    /// The budget, note included: 32 or more [default: 5000].
+    /// The budget, note included: 32 or more [default: the manifest's, else 5000].
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(32..))]
     pub(crate) max_tokens: Option<u32>,
-    /// What a cut keeps [default: head; for `run`, head_tail].
+    /// What a cut keeps [default: the manifest's, else head; for `run`, head_tail].
     #[arg(long)]
     pub(crate) keep: Option<KeepArg>,
     /// Ends the note with `: TEXT` (one line).

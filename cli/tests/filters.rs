@@ -405,4 +405,12 @@ fn the_help_says_what_the_binary_is_its_defaults_and_an_example_a_subcommand() {
         let output = run(&[subcommand, "--help"], b"");
         assert!(stdout(&output).contains("Example:\n  "), "{subcommand}");
     }
+    // A manifest may set other defaults: the flags say so, and never a bare figure.
+    let output = run(&["cap", "--help"], b"");
+    let help = stdout(&output);
+    assert!(
+        help.contains("[default: the manifest's, else 5000]"),
+        "{help}"
+    );
+    assert!(!help.contains("[default: 5000]"), "{help}");
 }
