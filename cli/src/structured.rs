@@ -187,81 +187,142 @@ fn recut(
 
 /// `json`, `total` tokens, with items dropped from its largest arrays (from the end, or from the
 /// start when `limit` keeps the tail) until it fits `limit` with the note at the end of its last
-/// string. Its figures count the structure without the note.
+/// string, and the item next to those kept cut in place ([`shrink`]) to fill what they leave.
+/// Its figures count the structure without the note.
 fn drop_items(
     mut json: Cow<str>,
     total: usize,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
 ) -> Option<(String, Truncation)> {
+    // The structure `json` with the note, if it fits.
+    let check = |json: &str| -> Option<(String, Truncation)> {
+        // Over the limit without the note, it is over with it: counted only so far.
+        let kept_tokens = tokenizer.count_within(json, limit.max_tokens())?;
+        let dropped_tokens = total.saturating_sub(kept_tokens);
+        let noted = with_note(json, &note(dropped_tokens, limit.hint()));
+        tokenizer.count_within(&noted, limit.max_tokens())?;
+        let truncation = Truncation {
+            original_tokens: total,
+            kept_tokens,
+            dropped_tokens,
+            max_tokens: limit.max_tokens(),
+            keep: limit.keep(),
+        };
+        Some((noted, truncation))
+    };
     for _ in 0..16 {
         // The longest list of two items or more (so that a list holding one large list is not
         // emptied whole), else the longest non-empty one.
         let array = largest(&json, |value, items| {
             (value.starts_with('[') && !items.is_empty()).then_some((items.len() > 1, value.len()))
         })?;
-        let items = children_of(&json, array.clone());
-        // The structure with `kept` of the array's items, and with the note if it fits.
-        let fits = |kept: usize| {
-            let json = if kept == 0 {
-                [&json[..array.start + 1], &json[array.end - 1..]].concat()
-            } else {
-                match limit.keep() {
-                    Keep::Tail => {
-                        let first = &items[items.len() - kept];
-                        [&json[..array.start + 1], &json[first.start..]].concat()
-                    }
-                    Keep::Head | Keep::HeadTail => {
-                        let last = &items[kept - 1];
-                        [&json[..last.end], &json[array.end - 1..]].concat()
-                    }
-                }
-            };
-            // Over the limit without the note, it is over with it: counted only so far.
-            let Some(kept_tokens) = tokenizer.count_within(&json, limit.max_tokens()) else {
-                return (json, None);
-            };
-            let dropped_tokens = total.saturating_sub(kept_tokens);
-            let noted = with_note(&json, &note(dropped_tokens, limit.hint()));
-            let truncation = Truncation {
-                original_tokens: total,
-                kept_tokens,
-                dropped_tokens,
-                max_tokens: limit.max_tokens(),
-                keep: limit.keep(),
-            };
-            let fits = tokenizer.count_within(&noted, limit.max_tokens()).is_some();
-            (json, fits.then_some((noted, truncation)))
-        };
-        // Doubling from one item while it fits, then halving between the last that fitted and
-        // the first that did not: a few counts of about what is kept.
-        let (emptied, mut best) = fits(0);
-        if best.is_none() {
-            json = Cow::Owned(emptied);
-            continue;
+        match shrink(&json, array.clone(), limit.keep(), &check, 0) {
+            Some(capped) => return Some(capped),
+            // Emptied, it is still over: empty it, and cut the next list.
+            None => json = Cow::Owned([&json[..array.start + 1], &json[array.end - 1..]].concat()),
         }
-        let (mut fitted, mut over) = (0, items.len() + 1);
-        let mut kept = 1;
-        while kept <= items.len() {
-            match fits(kept).1 {
-                Some(capped) => (fitted, best) = (kept, Some(capped)),
-                None => {
-                    over = kept;
-                    break;
-                }
-            }
-            kept *= 2;
-        }
-        while over - fitted > 1 {
-            let mid = fitted + (over - fitted) / 2;
-            match fits(mid).1 {
-                Some(capped) => (fitted, best) = (mid, Some(capped)),
-                None => over = mid,
-            }
-        }
-        return best;
     }
     None
+}
+
+/// How deep [`shrink`] goes into a structure: as deep as serde_json reads one.
+const MAX_DEPTH: usize = 128;
+
+/// `json` with its value at `at` cut in place to the most with which `check` finds the whole
+/// within the limit, and what `check` gives for it: a string keeps its start (its end with
+/// `Keep::Tail`), a list its first items (its last) and then the next one cut in the same way,
+/// and an object its largest value cut so. `None` when nothing of the value makes it fit.
+fn shrink(
+    json: &str,
+    at: Range<usize>,
+    keep: Keep,
+    check: &dyn Fn(&str) -> Option<(String, Truncation)>,
+    depth: usize,
+) -> Option<(String, Truncation)> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let value = &json[at.clone()];
+    match value.as_bytes().first()? {
+        b'"' => {
+            let string = decode(value)?;
+            let ends: Vec<usize> = string
+                .char_indices()
+                .map(|(at, _)| at)
+                .chain([string.len()])
+                .collect();
+            let kept = |chars: usize| match keep {
+                Keep::Tail => &string[ends[ends.len() - 1 - chars]..],
+                Keep::Head | Keep::HeadTail => &string[..ends[chars]],
+            };
+            most_that_fits(ends.len() - 1, |chars| {
+                let literal = serde_json::to_string(kept(chars)).ok()?;
+                check(&splice(json, at.clone(), &literal))
+            })
+            .map(|(_, capped)| capped)
+        }
+        b'[' => {
+            let items = children_of(json, at.clone());
+            // The structure with `kept` of the items, and where the first or last of them lies.
+            let with = |kept: usize| -> (String, Range<usize>) {
+                if kept == 0 {
+                    return ([&json[..at.start + 1], &json[at.end - 1..]].concat(), 0..0);
+                }
+                match keep {
+                    Keep::Tail => {
+                        let first = &items[items.len() - kept];
+                        let json = [&json[..at.start + 1], &json[first.start..]].concat();
+                        (json, at.start + 1..at.start + 1 + first.len())
+                    }
+                    Keep::Head | Keep::HeadTail => {
+                        let last = items[kept - 1].clone();
+                        ([&json[..last.end], &json[at.end - 1..]].concat(), last)
+                    }
+                }
+            };
+            let (kept, whole_items) = most_that_fits(items.len(), |kept| check(&with(kept).0))?;
+            if kept == items.len() {
+                return Some(whole_items);
+            }
+            let (next, item) = with(kept + 1);
+            shrink(&next, item, keep, check, depth + 1).or(Some(whole_items))
+        }
+        b'{' => {
+            let largest = children_of(json, at)
+                .into_iter()
+                .max_by_key(|value| value.len())?;
+            shrink(json, largest, keep, check, depth + 1)
+        }
+        _ => None,
+    }
+}
+
+/// The most of `n` for which `fits` gives something, and that: doubling from one while it fits,
+/// then halving between the last that fitted and the first that did not, so that it takes a few
+/// calls of about what is kept. `None` when not even 0 fits.
+fn most_that_fits<T>(n: usize, fits: impl Fn(usize) -> Option<T>) -> Option<(usize, T)> {
+    let mut best = (0, fits(0)?);
+    let mut over = n + 1;
+    let mut kept = 1;
+    while kept <= n {
+        match fits(kept) {
+            Some(found) => best = (kept, found),
+            None => {
+                over = kept;
+                break;
+            }
+        }
+        kept *= 2;
+    }
+    while over - best.0 > 1 {
+        let mid = best.0 + (over - best.0) / 2;
+        match fits(mid) {
+            Some(found) => best = (mid, found),
+            None => over = mid,
+        }
+    }
+    Some(best)
 }
 
 /// `json` with `note` at the end of its last string, after a line break; as it is when it has no
@@ -471,24 +532,121 @@ mod tests {
             assert!(tokenizer.count(&capped) <= 2_000);
             let capped: Value = serde_json::from_str(&capped).unwrap();
             let kept = capped["files"].as_array().unwrap();
-            let (first, more) = match keep {
-                Keep::Tail => (files.len() - kept.len(), files.len() - kept.len() - 1),
-                _ => (0, 0),
+            // Whole items, then, where one fits, the item next to them cut: its path shortened.
+            let (index, next) = match keep {
+                Keep::Tail => (0, files.len() - kept.len()),
+                _ => (kept.len() - 1, kept.len() - 1),
             };
-            assert_eq!(kept[..], files[first..first + kept.len()]);
+            let whole = match keep {
+                Keep::Tail => &kept[1..] == &files[next + 1..],
+                _ => kept[..index] == files[..index],
+            };
+            assert!(whole, "{keep}: the items before the cut one are whole");
+            let partial = kept[index] != files[next];
             let note = note(truncation.dropped_tokens, limit.hint());
             assert_eq!(capped["end"], format!("done\n{note}"));
             assert_eq!(truncation.original_tokens, total);
-            // One item more would not fit.
-            let mut more_kept = kept.clone();
-            match keep {
-                Keep::Tail => more_kept.insert(0, files[more].clone()),
-                _ => more_kept.push(files[kept.len()].clone()),
+            let mut more = capped.clone();
+            if partial {
+                let path = kept[index]["path"].as_str().unwrap();
+                let full = files[next]["path"].as_str().unwrap();
+                assert_eq!(kept[index]["size"], files[next]["size"]);
+                let longer = match keep {
+                    Keep::Tail => &full[full.len() - path.len() - 1..],
+                    _ => &full[..path.len() + 1],
+                };
+                assert!(
+                    longer.len() <= full.len() && longer.contains(path),
+                    "{keep}: {path}"
+                );
+                more["files"][index]["path"] = json!(longer);
+            } else {
+                // Not even the next item with an empty path fits.
+                let mut empty = files[if keep == Keep::Tail {
+                    next - 1
+                } else {
+                    next + 1
+                }]
+                .clone();
+                empty["path"] = json!("");
+                let list = more["files"].as_array_mut().unwrap();
+                match keep {
+                    Keep::Tail => list.insert(0, empty),
+                    _ => list.push(empty),
+                }
             }
-            let over = json!({"root": "/usr", "files": more_kept, "end": "done"}).to_string();
-            let dropped = total - tokenizer.count(&over);
-            let over = with_note(&over, &super::note(dropped, limit.hint()));
-            assert!(tokenizer.count(&over) > 2_000);
+            assert!(tokenizer.count(&more.to_string()) > 2_000, "{keep}");
         }
+    }
+
+    #[test]
+    fn a_list_item_that_does_not_fit_whole_is_cut_to_fill_what_is_left() {
+        let tokenizer = Encoding::O200kBase.tokenizer();
+        let files: Vec<Value> = (0..3_000)
+            .map(|i| json!({"path": format!("/usr/share/doc/package-{i}/{}", "copyright/".repeat(20)), "size": i}))
+            .collect();
+        let json = json!({"files": files, "end": "done"}).to_string();
+        let total = tokenizer.count(&json);
+        let limit = ToolLimit::new(2_000);
+        let (capped, _) = drop_items(Cow::Borrowed(&json), total, &limit, tokenizer).unwrap();
+        let capped: Value = serde_json::from_str(&capped).unwrap();
+        let kept = capped["files"].as_array().unwrap();
+        let last = kept.len() - 1;
+        assert_eq!(kept[..last], files[..last]);
+        let path = kept[last]["path"].as_str().unwrap();
+        let full = files[last]["path"].as_str().unwrap();
+        assert!(path.len() < full.len() && full.starts_with(path), "{path}");
+        assert_eq!(kept[last]["size"], last);
+    }
+
+    /// The shape of Chrome DevTools MCP's `take_snapshot` structure for a page of 16,304 rows:
+    /// its fourth child, a navigation of 600 links, does not fit whole.
+    #[test]
+    fn a_nested_tree_keeps_the_most_that_fits_inside_the_item_that_does_not_fit_whole() {
+        let tokenizer = Encoding::O200kBase.tokenizer();
+        let node =
+            |id: String, role: &str, name: String| json!({"id": id, "role": role, "name": name});
+        let mut children: Vec<Value> = (0..3)
+            .map(|i| node(format!("1_{i}"), "heading", format!("Section {i}")))
+            .collect();
+        let links: Vec<Value> = (0..600)
+            .map(|i| {
+                let mut link = node(format!("2_{i}"), "link", format!("Go to page {i}"));
+                link["url"] = json!(format!("http://127.0.0.1:8000/page/{i}"));
+                link
+            })
+            .collect();
+        let mut navigation = node("1_3".into(), "navigation", "Main".into());
+        navigation["children"] = json!(links);
+        children.push(navigation);
+        children.extend((0..16_304).map(|i| {
+            let mut row = node(format!("3_{i}"), "row", format!("Item {i}"));
+            row["children"] = json!([node(format!("4_{i}"), "cell", format!("{i}"))]);
+            row
+        }));
+        let mut root = node("1_0".into(), "RootWebArea", "Rows".into());
+        root["children"] = json!(children);
+        let json = json!({"snapshot": root}).to_string();
+        let total = tokenizer.count(&json);
+        let limit = ToolLimit::new(5_000);
+        let (capped, truncation) =
+            drop_items(Cow::Borrowed(&json), total, &limit, tokenizer).unwrap();
+        assert!(tokenizer.count(&capped) <= 5_000);
+        assert!(truncation.kept_tokens >= 4_500, "{truncation:?}");
+        let capped: Value = serde_json::from_str(&capped).unwrap();
+        let kept = capped["snapshot"]["children"].as_array().unwrap();
+        assert_eq!(kept.len(), 4);
+        assert_eq!(kept[..3], children[..3]);
+        assert_eq!(kept[3]["role"], "navigation");
+        let links_kept = kept[3]["children"].as_array().unwrap();
+        assert!(
+            links_kept.len() > 100 && links_kept.len() < 600,
+            "{}",
+            links_kept.len()
+        );
+        assert_eq!(
+            links_kept[..links_kept.len() - 1],
+            links[..links_kept.len() - 1]
+        );
     }
 }

@@ -802,10 +802,30 @@ fn a_structure_of_many_small_items_loses_items_to_fit() {
         result
     };
 
+    // Each kept record is whole, but the one next to those dropped, which may be cut to fill
+    // what they leave: its size kept, its path a part of the path (its start, or with `tail` its
+    // end).
+    let cut_record = |kept: &Value, whole: &Value, tail: bool| {
+        assert_eq!(kept["size"], whole["size"]);
+        let (part, path) = (
+            kept["path"].as_str().unwrap(),
+            whole["path"].as_str().unwrap(),
+        );
+        assert!(
+            if tail {
+                path.ends_with(part)
+            } else {
+                path.starts_with(part)
+            },
+            "{part}"
+        );
+    };
     let result = capped(&mut session, 1);
     let kept = result["structuredContent"]["files"].as_array().unwrap();
     assert!(kept.len() > 100 && kept.len() < 5_000, "{}", kept.len());
-    assert_eq!(kept[..], files[..kept.len()]);
+    let last = kept.len() - 1;
+    assert_eq!(kept[..last], files[..last]);
+    cut_record(&kept[last], &files[last], false);
     let root = result["structuredContent"]["root"].as_str().unwrap();
     let figures = &result["_meta"][META_KEY]["structuredContent"];
     let dropped = figures["dropped_tokens"].as_u64().unwrap();
@@ -833,7 +853,9 @@ fn a_structure_of_many_small_items_loses_items_to_fit() {
     // An error keeps its tail: the first records go.
     let result = capped(&mut session, 4);
     let kept = result["structuredContent"]["files"].as_array().unwrap();
-    assert_eq!(kept[..], files[files.len() - kept.len()..]);
+    let first = files.len() - kept.len();
+    assert_eq!(kept[1..], files[first + 1..]);
+    cut_record(&kept[0], &files[first], true);
 
     let (code, stderr, _) = session.finish();
     assert_eq!(code, Some(0));
