@@ -538,7 +538,7 @@ mod tests {
                 _ => (kept.len() - 1, kept.len() - 1),
             };
             let whole = match keep {
-                Keep::Tail => &kept[1..] == &files[next + 1..],
+                Keep::Tail => kept[1..] == files[next + 1..],
                 _ => kept[..index] == files[..index],
             };
             assert!(whole, "{keep}: the items before the cut one are whole");
