@@ -5,23 +5,12 @@
 
 use std::borrow::Cow;
 
-use serde::de::DeserializeOwned;
-
 /// The UTF-8 byte order mark.
 pub(crate) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// `line` without a leading BOM, with each stretch of bytes that are not UTF-8 as one U+FFFD.
 pub(crate) fn readable(line: &[u8]) -> Cow<'_, str> {
     String::from_utf8_lossy(line.strip_prefix(BOM).unwrap_or(line))
-}
-
-/// The JSON `json` parsed, with a lone surrogate escape read as U+FFFD where serde_json would
-/// refuse it.
-pub(crate) fn parse<T: DeserializeOwned>(json: &str) -> serde_json::Result<T> {
-    serde_json::from_str(json).or_else(|error| match without_lone_surrogates(json) {
-        Cow::Owned(repaired) => serde_json::from_str(&repaired),
-        Cow::Borrowed(_) => Err(error),
-    })
 }
 
 /// `json` with every `\u` escape of a lone surrogate written `\ufffd` instead: the same length,
@@ -70,17 +59,116 @@ pub(crate) fn without_lone_surrogates(json: &str) -> Cow<'_, str> {
     Cow::Owned(repaired)
 }
 
+/// The string the JSON string `literal` stands for, with a `\u` escape of a lone surrogate read as
+/// U+FFFD; `None` if `literal` is not a JSON string.
+///
+/// Decoded straight into a string of at most the literal's length: serde_json decodes a string
+/// with escapes into a buffer and copies it out, which holds the text twice at its peak, and a
+/// result's text is often megabytes.
+pub(crate) fn decode_string(literal: &str) -> Option<String> {
+    let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
+    let bytes = inner.as_bytes();
+    let mut string = String::with_capacity(inner.len());
+    let (mut at, mut plain_from) = (0, 0);
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' => {
+                string.push_str(&inner[plain_from..at]);
+                let (c, len) = escape(inner, at)?;
+                string.push(c);
+                at += len;
+                plain_from = at;
+            }
+            b'"' | 0..=0x1f => return None,
+            _ => at += 1,
+        }
+    }
+    string.push_str(&inner[plain_from..]);
+    Some(string)
+}
+
+/// The character the escape at `at` in `inner` stands for, and its length in bytes: a pair of
+/// `\u` escapes of surrogates is one character, a lone one is U+FFFD.
+fn escape(inner: &str, at: usize) -> Option<(char, usize)> {
+    let c = match inner.as_bytes().get(at + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let unit = |at: usize| -> Option<u32> {
+                let hex = inner.get(at + 2..at + 6)?;
+                let digits =
+                    hex.bytes().all(|b| b.is_ascii_hexdigit()) && inner.as_bytes()[at] == b'\\';
+                digits.then(|| u32::from_str_radix(hex, 16).ok()).flatten()
+            };
+            let high = unit(at)?;
+            return Some(match high {
+                0xD800..=0xDBFF => match unit(at + 6).filter(|low| (0xDC00..=0xDFFF).contains(low))
+                {
+                    Some(low) => {
+                        let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+                        (char::from_u32(c)?, 12)
+                    }
+                    None => (char::REPLACEMENT_CHARACTER, 6),
+                },
+                0xDC00..=0xDFFF => (char::REPLACEMENT_CHARACTER, 6),
+                _ => (char::from_u32(high)?, 6),
+            });
+        }
+        _ => return None,
+    };
+    Some((c, 2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn lone_surrogates_read_as_the_replacement_character_and_pairs_as_they_are() {
-        let parsed: String = parse(r#""a\ud83e\udd80b\ud83ec\udd80d\\ud800""#).unwrap();
-        assert_eq!(parsed, "a🦀b\u{fffd}c\u{fffd}d\\ud800");
-        let parsed: String = parse(r#""end\ud83e""#).unwrap();
-        assert_eq!(parsed, "end\u{fffd}");
-        assert!(parse::<String>(r#""broken"#).is_err());
+    fn a_string_decodes_as_serde_json_decodes_it_but_for_lone_surrogates() {
+        assert_eq!(
+            decode_string(r#""a\ud83e\udd80b\ud83ec\udd80d\\ud800\u00e9\/\"\b\f\n\r\t""#)
+                .as_deref(),
+            Some("a🦀b\u{fffd}c\u{fffd}d\\ud800é/\"\u{8}\u{c}\n\r\t")
+        );
+        assert_eq!(
+            decode_string(r#""end\ud83e""#).as_deref(),
+            Some("end\u{fffd}")
+        );
+        assert_eq!(
+            decode_string(r#""\uDD80\uD83E""#).as_deref(),
+            Some("\u{fffd}\u{fffd}")
+        );
+        for broken in [
+            r#""broken"#,
+            r#""a\x""#,
+            r#""\u12g4""#,
+            r#""\u+123""#,
+            "\"\u{1}\"",
+            r#""\"#,
+            "\"a\"b\"",
+        ] {
+            assert_eq!(decode_string(broken), None, "{broken:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_string_serde_json_writes_decodes_to_itself(text in ".*", every in proptest::bool::ANY) {
+            let literal = if every {
+                // Every character as `\u` escapes, as some servers write them.
+                let units: String = text.encode_utf16().map(|unit| format!("\\u{unit:04X}")).collect();
+                format!("\"{units}\"")
+            } else {
+                serde_json::to_string(&text).unwrap()
+            };
+            proptest::prop_assert_eq!(decode_string(&literal), Some(text));
+        }
     }
 
     #[test]

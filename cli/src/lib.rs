@@ -5,14 +5,16 @@
 //! Its one item, [`run`], is the whole command, for a program that ships it inside another
 //! process: the binary's `main`, and the Python package's `tool-output-cap` script.
 
-#![deny(unsafe_code)] // but the one block in `child`, with its safety argument
+#![deny(unsafe_code)] // but the blocks in `child` and `allocator`, with their safety arguments
 
 use std::ffi::OsString;
 use std::time::Duration;
 
 use clap::Parser;
 
+mod allocator;
 mod args;
+mod capping_thread;
 mod check;
 mod child;
 mod config;

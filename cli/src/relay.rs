@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use tool_output_cap::ToolOutputLimits;
 
 use crate::args::LimitArgs;
+use crate::capping_thread::CappingThread;
 use crate::child;
 use crate::config::Config;
 use crate::lenient;
@@ -35,6 +36,7 @@ const SILENCE: Duration = Duration::from_millis(200);
 /// Runs `command` as the server, relaying until it exits; its exit code is this process's.
 pub(crate) fn run(args: &LimitArgs, command: &[String]) -> Result<u8, Failure> {
     let limits = Config::for_every_tool(args)?.limits;
+    crate::allocator::give_large_blocks_back();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -200,6 +202,7 @@ async fn server_to_host(
 ) -> std::io::Result<()> {
     let mut reader = BufReader::with_capacity(64 * 1024, from_server);
     let mut writer = BufWriter::with_capacity(64 * 1024, to_host);
+    let capping = CappingThread::start()?;
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -210,19 +213,19 @@ async fn server_to_host(
         if let Some(Waiting { tool, carries }) = waited {
             let limits = Arc::clone(&limits);
             let owned = std::mem::take(&mut line);
-            // Capping is CPU work: off the runtime's threads, so host messages keep flowing;
-            // awaited here, so nothing overtakes it.
-            let (response, owned, tool) = tokio::task::spawn_blocking(move || {
-                let response = cap_response(
-                    lenient::readable(&owned).trim_end_matches(['\r', '\n']),
-                    carries,
-                    &tool,
-                    limits.limit_for(&tool),
-                    limits.tokenizer(),
-                );
-                (response, owned, tool)
-            })
-            .await?;
+            // Awaited here, so that nothing overtakes it.
+            let (response, owned, tool) = capping
+                .run(move || {
+                    let response = cap_response(
+                        lenient::readable(&owned).trim_end_matches(['\r', '\n']),
+                        carries,
+                        &tool,
+                        limits.limit_for(&tool),
+                        limits.tokenizer(),
+                    );
+                    (response, owned, tool)
+                })
+                .await?;
             line = owned;
             match response {
                 Response::Capped(capped) => {

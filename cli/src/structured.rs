@@ -350,7 +350,7 @@ fn splice(json: &str, at: Range<usize>, with: &str) -> String {
 
 /// The string the JSON string `literal` stands for.
 fn decode(literal: &str) -> Option<String> {
-    serde_json::from_str(literal).ok()
+    lenient::decode_string(literal)
 }
 
 /// Whether the JSON string `literal` stands for `text`, decoded only when it has escapes and
