@@ -19,6 +19,7 @@ mod check;
 mod child;
 mod config;
 mod filter;
+mod last_output;
 mod lenient;
 mod log;
 mod pending;

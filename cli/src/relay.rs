@@ -19,6 +19,7 @@ use crate::args::LimitArgs;
 use crate::capping_thread::CappingThread;
 use crate::child;
 use crate::config::Config;
+use crate::last_output::LastOutput;
 use crate::lenient;
 use crate::pending::{Pending, Waiting};
 use crate::result::{cap_response, Response};
@@ -67,8 +68,9 @@ async fn relay(limits: ToolOutputLimits, command: &[String]) -> Result<u8, Failu
         Arc::clone(&pending),
     ));
     let (exited, exit_seen) = watch::channel(false);
+    let last_output = LastOutput::now();
     let mut to_host = tokio::spawn(server_to_host(
-        server_out,
+        last_output.watch(server_out),
         tokio::io::stdout(),
         pending,
         Arc::new(limits),
@@ -77,17 +79,18 @@ async fn relay(limits: ToolOutputLimits, command: &[String]) -> Result<u8, Failu
     let mut to_host_done = false;
     let status = tokio::select! {
         status = child.wait() => status,
-        _ = &mut to_server => stop(&mut child, "the host closed stdin").await,
+        // A result the host asked for before it left may still be on its way.
+        _ = &mut to_server => stop(&mut child, "the host closed stdin", Some(&last_output)).await,
         signal = shutdown_signal() => {
             // Closes the server's stdin, as a host's EOF does.
             to_server.abort();
-            stop(&mut child, &format!("the proxy got {signal}")).await
+            stop(&mut child, &format!("the proxy got {signal}"), None).await
         }
         relayed = &mut to_host => {
             to_host_done = true;
             report(relayed);
             to_server.abort();
-            stop(&mut child, "the server closed its stdout").await
+            stop(&mut child, "the server closed its stdout", None).await
         }
     }
     .map_err(|e| Failure::io(format!("cannot wait for `{}`: {e}", command[0])))?;
@@ -143,10 +146,20 @@ async fn shutdown_signal() -> &'static str {
 }
 
 /// Once the server's stdin is closed (`why`): waits for it to exit, then sends it SIGTERM, then
-/// SIGKILL.
-async fn stop(child: &mut Child, why: &str) -> std::io::Result<ExitStatus> {
-    if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
-        return status;
+/// SIGKILL. With its `output`, the wait lasts as long as it writes, until it has been silent for
+/// [`GRACE`]: a server still writing a large result is not stopped halfway through it.
+async fn stop(
+    child: &mut Child,
+    why: &str,
+    output: Option<&LastOutput>,
+) -> std::io::Result<ExitStatus> {
+    loop {
+        if let Ok(status) = tokio::time::timeout(GRACE, child.wait()).await {
+            return status;
+        }
+        if output.is_none_or(|output| output.since() >= GRACE) {
+            break;
+        }
     }
     #[cfg(unix)]
     if let Some(pid) = child.id() {

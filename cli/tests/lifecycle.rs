@@ -164,6 +164,28 @@ fn a_result_being_capped_when_the_host_leaves_is_still_delivered() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+#[test]
+fn a_result_still_being_written_when_the_host_leaves_is_delivered_whole() {
+    let dir = scratch("slow-writer");
+    // Writes its answer in parts for longer than the shutdown's grace after the host has left,
+    // then exits: it is not stopped while it writes.
+    let script = "echo $$ > \"$DIR/pid\"; read -r line; \
+        printf '{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"'; \
+        for i in 1 2 3 4 5 6 7 8; do printf 'part %s\\\\n' $i; sleep 0.4; done; printf '\"}]}}\\n'";
+    let mut proxy = proxy(&dir, script, Stdio::inherit());
+    let mut stdin = proxy.stdin.take().unwrap();
+    writeln!(stdin, "{CALL}").unwrap();
+    let pid = server_pid(&dir);
+    drop(stdin);
+    let (lines, code, took) = host_gets(proxy, Duration::from_secs(60));
+    assert_eq!(lines.len(), 1, "the result is delivered: {lines:?}");
+    assert!(capped_text(&lines[0]).ends_with("part 8\n"), "{lines:?}");
+    assert_eq!(code, Some(0), "the server was not stopped");
+    assert!(took > Duration::from_secs(3), "{took:?}");
+    assert!(!alive(pid));
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// A server that ignores the end of its stdin and SIGTERM, and writes its pid.
 const STUBBORN: &str = "trap '' TERM; echo $$ > \"$DIR/pid\"; while :; do sleep 0.05; done";
 
