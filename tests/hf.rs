@@ -331,15 +331,23 @@ fn real_tokenizers_cap_hostile_outputs_with_exact_counts() {
         " ".repeat(2_000_000),
         "\t".repeat(1_000_000),
         "\u{3000}".repeat(1_000_000),
-        format!("x{}y", " ".repeat(1_200_000)),
         "\0".repeat(100_000),
     ];
+    let word_run_word = format!("x{}y", " ".repeat(1_200_000));
     for file in files {
         let tokenizer = HfTokenizer::shared(&file).unwrap();
         let count = reference(&file);
         for text in &hostile {
             check_with(text, &ToolLimit::new(5000), &*tokenizer, &count).unwrap();
         }
+        // Where fancy-regex gives up on the run's look-ahead, the pieces are counted as
+        // Oniguruma splits them, which python/tests/test_white_space_runs.py checks against
+        // Python's `tokenizers`: `x`, the run but its last space, ` y`.
+        let split = |text: &str| match text.strip_prefix('x').and_then(|t| t.strip_suffix(" y")) {
+            Some(run) if run.len() > 100_000 => count("x") + count(run) + count(" y"),
+            _ => count(text),
+        };
+        check_with(&word_run_word, &ToolLimit::new(5000), &*tokenizer, &split).unwrap();
         // 50 MB: 25 copies of a 2 MB listing, each starting a line; the whole is too big to
         // encode at once here, so its count is checked against the copies'.
         let block = corpus::listing_of(2_000_000);

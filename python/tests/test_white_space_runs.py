@@ -1,10 +1,14 @@
-"""Counts, notes and bounds on white-space runs longer than tiktoken can pre-tokenize, against an
-independent oracle: OpenAI's `tiktoken` where it encodes the text, and above its own limit its
-pattern run with the `regex` module and each piece encoded with its BPE."""
+"""Counts, notes and bounds on white-space runs longer than tiktoken and fancy-regex can
+pre-tokenize, against independent oracles: OpenAI's `tiktoken` where it encodes the text, and
+above its own limit its pattern run with the `regex` module and each piece encoded with its BPE;
+and for Qwen 3's and DeepSeek V3's tokenizer files, Hugging Face's Python `tokenizers`, which
+splits with Oniguruma, as model servers do."""
 
 from __future__ import annotations
 
+import os
 import random
+from pathlib import Path
 
 import pytest
 import regex
@@ -72,3 +76,33 @@ def test_a_limit_past_a_refused_run_holds(tiktoken_encoding):
     assert exact(oracle, capped.text) <= 1_000_015
     kept = capped.text.rsplit("\n", 1)[0]
     assert capped.truncation.kept_tokens == exact(oracle, kept)
+
+
+MODELS = ["qwen3", "deepseek_v3"]
+
+
+@pytest.fixture(scope="module", params=MODELS)
+def model_file(request) -> Path:
+    """The model's tokenizer.json, from the folder $TOOL_OUTPUT_CAP_TOKENIZERS that `.ci/run` fills."""
+    folder = os.environ.get("TOOL_OUTPUT_CAP_TOKENIZERS")
+    if not folder:
+        pytest.skip("TOOL_OUTPUT_CAP_TOKENIZERS is not set: .ci/run fetches the tokenizer files")
+    path = Path(folder) / request.param / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} is missing: .ci/run fetches it")
+    return path
+
+
+@pytest.mark.parametrize("name", list(runs()))
+def test_a_tokenizer_file_counts_as_python_tokenizers_does(model_file, families, name):
+    tokenizers = pytest.importorskip("tokenizers", reason="the oracle for tokenizer files")
+    oracle = tokenizers.Tokenizer.from_file(str(model_file))
+    oracle.encode_special_tokens = True
+    tokens = lambda text: len(oracle.encode(text, add_special_tokens=False).ids)  # noqa: E731
+    text = families[name]
+    limits = toc.Limits(tokenizer_file=model_file)
+    assert limits.count(text) == tokens(text)
+    capped = limits.cap("any", text)
+    assert capped.truncation.original_tokens == tokens(text)
+    assert tokens(capped.text) <= 5000
+    assert note_of(capped.text) == tokens(text) - capped.truncation.kept_tokens

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::{
-    count_edited_from_last_piece, floor_char_boundary, sum_within, Encoding, Prefix, Tokenizer,
+    count_edited_from_last_piece, floor_char_boundary, sum_within, white_space, Encoding, Prefix,
+    Tokenizer,
 };
 
 /// How texts are cut for encoding, when the tokenizer's pipeline allows it (see
@@ -20,6 +21,10 @@ struct Chunking {
     /// still change them.
     margin: usize,
 }
+
+/// A run of white space with no line break longer than this many bytes is encoded apart (see
+/// [`HfTokenizer::splits_at_line_starts`]).
+const LONG_RUN: usize = 100_000;
 
 /// The chunking of every text: a chunk's encoding is some 9 MB with Qwen's tokenizer.
 const CHUNKING: Chunking = Chunking {
@@ -57,6 +62,8 @@ pub struct HfTokenizer {
     at_lines: bool,
     /// Whether long lines are cut where a word starts.
     in_lines: bool,
+    /// Whether a long run of white space with no line break is encoded apart, as its own piece.
+    runs_apart: bool,
 }
 
 /// A `tokenizer.json` that cannot be read or loaded.
@@ -116,12 +123,14 @@ impl HfTokenizer {
             chunking: CHUNKING,
             at_lines: false,
             in_lines: false,
+            runs_apart: false,
         };
         tokenizer.at_lines = splits_at_line_starts(&json) && tokenizer.probe_line_starts();
         tokenizer.in_lines = tokenizer.at_lines
             && !ordinary_added_tokens(&json)
                 .any(|token| token.get("single_word") == Some(&true.into()))
             && tokenizer.probe_word_starts();
+        tokenizer.runs_apart = tokenizer.at_lines && splits_white_space_as_cl100k(&json);
         Ok(tokenizer)
     }
 
@@ -194,6 +203,13 @@ impl HfTokenizer {
                     (end, window) = (at, Some((encoded, tokens)));
                 } else if let Some(at) = line_starts(rest, near, rest.len()).next() {
                     end = at;
+                }
+            }
+            // A run of white space too long for fancy-regex's look-ahead is a piece of its own.
+            if self.runs_apart && end > LONG_RUN {
+                let long = white_space::runs(&rest[..end]).find(|run| run.len() > LONG_RUN);
+                if let Some(run) = long {
+                    (end, window) = (if run.start > 0 { run.start } else { run.end }, None);
                 }
             }
             let (text, tail) = rest.split_at(end);
@@ -365,6 +381,33 @@ fn splits_at_line_starts(json: &serde_json::Value) -> bool {
         )
 }
 
+/// Whether the last `Split` of a `tokenizer.json`'s pre-tokenizer ends in the white-space
+/// alternatives of `cl100k_base`'s pattern, `\s*[\r\n]+|\s+(?!\S)|\s+`, as Qwen's and DeepSeek's
+/// do: then a run of white space with no line break is split as `cl100k_base` splits it
+/// ([`white_space::runs`]).
+fn splits_white_space_as_cl100k(json: &serde_json::Value) -> bool {
+    fn last_split(value: &serde_json::Value) -> Option<&str> {
+        match value.get("type")?.as_str()? {
+            "Split" => value.get("pattern")?.get("Regex")?.as_str(),
+            "Sequence" => value
+                .get("pretokenizers")?
+                .as_array()?
+                .iter()
+                .rev()
+                .find_map(last_split),
+            _ => None,
+        }
+    }
+    json.get("pre_tokenizer")
+        .and_then(last_split)
+        .is_some_and(|pattern| {
+            pattern
+                .replace('\r', "\\r")
+                .replace('\n', "\\n")
+                .ends_with(r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+        })
+}
+
 /// The added tokens of a `tokenizer.json` that are not special: those are encoded as the plain
 /// text they are, the others are matched in the text before it is split into words.
 fn ordinary_added_tokens(json: &serde_json::Value) -> impl Iterator<Item = &serde_json::Value> {
@@ -381,6 +424,7 @@ impl fmt::Debug for HfTokenizer {
             .field("path", &self.path)
             .field("splits_at_line_starts", &self.at_lines)
             .field("splits_long_lines", &self.in_lines)
+            .field("splits_long_white_space_runs", &self.runs_apart)
             .finish_non_exhaustive()
     }
 }
@@ -485,6 +529,33 @@ impl Tokenizer for HfTokenizer {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn long_white_space_runs_are_apart_only_with_cl100k_s_white_space_alternatives() {
+        let split =
+            |pattern: &str| serde_json::json!({"type": "Split", "pattern": {"Regex": pattern}});
+        let tail = r"\s*[\r\n]+|\s+(?!\S)|\s+";
+        let qwen = split(&format!(
+            r"(?i:'s|'t)|[^\r\n\p{{L}}\p{{N}}]?\p{{L}}+|\p{{N}}|{tail}"
+        ));
+        // DeepSeek V3 writes its line breaks as themselves, after splits of digits.
+        let deepseek = serde_json::json!({"type": "Sequence", "pretokenizers": [
+            split(r"\p{N}{1,3}"),
+            split(" ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"),
+            {"type": "ByteLevel", "add_prefix_space": false},
+        ]});
+        let gpt2 = split(r"'s|'t| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+");
+        let digits_last = serde_json::json!({"type": "Sequence", "pretokenizers": [qwen.clone(), split(r"\p{N}")]});
+        for (pre_tokenizer, apart) in [
+            (qwen, true),
+            (deepseek, true),
+            (gpt2, false),
+            (digits_last, false),
+        ] {
+            let json = serde_json::json!({"pre_tokenizer": pre_tokenizer});
+            assert_eq!(splits_white_space_as_cl100k(&json), apart, "{json}");
+        }
+    }
 
     /// Qwen 3's and DeepSeek V3's files, when `.ci/run` has fetched them, cutting texts in
     /// chunks of a few bytes so that each line is cut at many word starts.

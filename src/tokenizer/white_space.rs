@@ -7,6 +7,8 @@
 //! such a run in a way that follows from the pattern alone, so the refused text is split there
 //! and the run encoded on its own, with no guess.
 
+use std::ops::Range;
+
 use bpe::byte_pair_encoding::BytePairEncoding;
 use tiktoken_rs::Rank;
 
@@ -20,8 +22,20 @@ pub(super) struct AroundRun<'a> {
     pub(super) after: &'a str,
 }
 
-/// Where `text` splits around its longest run of white space with no line break, or `None` if
-/// it has none.
+/// Where `text` splits around its longest run of white space with no line break (see
+/// [`runs`]), or `None` if it has none.
+pub(super) fn split_at_longest_run(text: &str) -> Option<AroundRun<'_>> {
+    let run = runs(text).max_by_key(|run| run.len())?;
+    Some(AroundRun {
+        before: &text[..run.start],
+        run: &text[run.clone()],
+        after: &text[run.end..],
+    })
+}
+
+/// The pieces of `text`'s runs of white space with no line break, in order: those the
+/// pre-tokenizers of both vocabularies, and of the open models that descend from
+/// `cl100k_base`, make of each such run on its own.
 ///
 /// Such a run `R` starts after a line break, after a character that is not white space, or at the
 /// start, and ends before a character `X` that is not white space, or at the end:
@@ -34,40 +48,31 @@ pub(super) struct AroundRun<'a> {
 ///   would have to follow its first character, and `\s*[\r\n]+` finds no line break), and that one
 ///   takes `R` less its last character when `X` follows (the last one then starts a piece of its
 ///   own, or of `X`'s), or all of `R` at the end.
-pub(super) fn split_at_longest_run(text: &str) -> Option<AroundRun<'_>> {
-    let mut longest: Option<(usize, usize)> = None;
+pub(super) fn runs(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut start = None;
-    for (at, c) in text.char_indices().chain([(text.len(), '\0')]) {
-        let in_run = c.is_whitespace() && c != '\r' && c != '\n' && at < text.len();
-        match (in_run, start) {
-            (true, None) => start = Some(at),
-            (false, Some(run_start)) => {
-                start = None;
-                // A run followed by a line break is not one: its line break comes later.
-                if matches!(c, '\r' | '\n') {
-                    continue;
+    text.char_indices()
+        .chain([(text.len(), '\0')])
+        .filter_map(move |(at, c)| {
+            let in_run = c.is_whitespace() && c != '\r' && c != '\n' && at < text.len();
+            match (in_run, start) {
+                (true, None) => start = Some(at),
+                (false, Some(run_start)) => {
+                    start = None;
+                    // A run followed by a line break is not one: its line break comes later.
+                    if matches!(c, '\r' | '\n') {
+                        return None;
+                    }
+                    let piece_end = if at == text.len() {
+                        at
+                    } else {
+                        at - text[..at].chars().next_back().map_or(0, char::len_utf8)
+                    };
+                    return (piece_end > run_start).then_some(run_start..piece_end);
                 }
-                let run = &text[run_start..at];
-                let piece_end = if at == text.len() {
-                    at
-                } else {
-                    at - run.chars().next_back().map_or(0, char::len_utf8)
-                };
-                if piece_end > run_start
-                    && longest.is_none_or(|(start, end)| piece_end - run_start > end - start)
-                {
-                    longest = Some((run_start, piece_end));
-                }
+                _ => {}
             }
-            _ => {}
-        }
-    }
-    let (start, end) = longest?;
-    Some(AroundRun {
-        before: &text[..start],
-        run: &text[start..end],
-        after: &text[end..],
-    })
+            None
+        })
 }
 
 /// An exact BPE over the tokens of a vocabulary made of the bytes of white space alone, which is
