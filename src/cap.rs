@@ -8,7 +8,8 @@ use crate::tokenizer::{ceil_char_boundary, floor_char_boundary, Prefix, Tokenize
 use crate::tool::Truncation;
 
 /// Which part of an output over its limit is kept.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Keep {
     /// The start: what a listing or a search returns first. The default.
     #[default]

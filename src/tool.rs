@@ -72,7 +72,26 @@ impl fmt::Display for ToolError {
 impl std::error::Error for ToolError {}
 
 /// How an output was cut to fit its budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+///
+/// It serializes as its five fields, `keep` by its name in the manifest:
+///
+/// ```
+/// use tool_output_cap::{Keep, Truncation};
+///
+/// let truncation = Truncation {
+///     original_tokens: 37_439,
+///     kept_tokens: 4_984,
+///     dropped_tokens: 32_455,
+///     max_tokens: 5_000,
+///     keep: Keep::HeadTail,
+/// };
+/// assert_eq!(
+///     serde_json::to_string(&truncation)?,
+///     r#"{"original_tokens":37439,"kept_tokens":4984,"dropped_tokens":32455,"max_tokens":5000,"keep":"head_tail"}"#
+/// );
+/// # Ok::<_, serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 pub struct Truncation {
     /// Tokens in the output the tool returned.
     pub original_tokens: usize,

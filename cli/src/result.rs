@@ -104,7 +104,7 @@ fn cap_call_tool_result(
         .and_then(|content| cap_content(content, failed, tool, limit, tokenizer))
     {
         result.insert("content".to_owned(), content);
-        figures.insert("content".to_owned(), figures_of(cut_text.cut.truncation));
+        figures.insert("content".to_owned(), json(cut_text.cut.truncation));
         text = Some(cut_text);
     }
     if let Some((structured, truncation)) = result
@@ -112,7 +112,7 @@ fn cap_call_tool_result(
         .and_then(|value| cap_structured(value, failed, tool, limit, tokenizer, text))
     {
         result.insert("structuredContent".to_owned(), Cow::Owned(structured));
-        figures.insert("structuredContent".to_owned(), figures_of(truncation));
+        figures.insert("structuredContent".to_owned(), json(truncation));
     }
     if figures.is_empty() {
         return false;
@@ -121,16 +121,6 @@ fn cap_call_tool_result(
     meta.insert(META_KEY.to_owned(), raw(&Value::Object(figures)));
     result.insert("_meta".to_owned(), raw(&meta));
     true
-}
-
-fn figures_of(truncation: Truncation) -> Value {
-    serde_json::json!({
-        "original_tokens": truncation.original_tokens,
-        "kept_tokens": truncation.kept_tokens,
-        "dropped_tokens": truncation.dropped_tokens,
-        "max_tokens": truncation.max_tokens,
-        "keep": truncation.keep.name(),
-    })
 }
 
 /// The `content` blocks with their text blocks, taken together as one text joined by newlines,
@@ -240,6 +230,11 @@ fn text_of<'a>(value: &Cow<'a, RawValue>) -> Option<Cow<'a, str>> {
     serde_json::from_str::<&'a str>(value.get())
         .ok()
         .map(Cow::Borrowed)
+}
+
+/// The figures of a cut, as `_meta` carries them.
+fn json(truncation: Truncation) -> Value {
+    serde_json::to_value(truncation).expect("figures serialize")
 }
 
 /// `value`, written as JSON, to stand for a value of the line.
