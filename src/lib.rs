@@ -134,5 +134,5 @@ pub use tokenizer::BpeOpenai;
 pub use tokenizer::{Encoding, Prefix, Tiktoken, Tokenizer};
 #[cfg(feature = "hf")]
 pub use tokenizer::{HfTokenizer, TokenizerFileError};
-pub use tool::{ToolCall, ToolError, ToolOutput, Truncation};
+pub use tool::{Outcome, ToolCall, ToolError, ToolOutput, Truncation};
 pub use worker::{BoxTool, HistoryEntry, Worker, WorkerBuilder};

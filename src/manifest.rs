@@ -13,7 +13,7 @@ use crate::cap::{Cut, Keep, ToolLimit};
 #[cfg(feature = "hf")]
 use crate::tokenizer::HfTokenizer;
 use crate::tokenizer::{Encoding, Tokenizer, TokenizerRef};
-use crate::tool::Truncation;
+use crate::tool::{Outcome, Truncation};
 use crate::truncate::cap_text;
 
 /// The agent's manifest, of which this crate reads `[worker]`.
@@ -307,26 +307,38 @@ impl ToolOutputLimits {
     /// # Ok::<(), tool_output_cap::ManifestError>(())
     /// ```
     pub fn cap(&self, tool: &str, text: &mut String) -> Option<Truncation> {
-        cap_text(tool, text, self.limit_for(tool), self.tokenizer(), false)
+        cap_text(
+            tool,
+            text,
+            self.limit_for(tool),
+            self.tokenizer(),
+            Outcome::Output,
+        )
     }
 
     /// Caps `message`, an error of `tool`, to the tool's limit, keeping its end as the layer does
     /// for a [`ToolError`](crate::ToolError), and emits the truncation event.
     pub fn cap_error(&self, tool: &str, message: &mut String) -> Option<Truncation> {
-        cap_text(tool, message, self.limit_for(tool), self.tokenizer(), true)
+        cap_text(
+            tool,
+            message,
+            self.limit_for(tool),
+            self.tokenizer(),
+            Outcome::Error,
+        )
     }
 
-    /// Caps `texts`, the parts of one output of `tool` (its error if it `failed`), taken
+    /// Caps `texts`, the parts of one result of `tool` that was its `outcome`, taken
     /// together as one text joined by newlines: what [`Cut::split`](crate::Cut::split) keeps of
     /// each, `None` for a part wholly cut out, and the truncation, which it emits as
     /// [`cap`](Self::cap) does. `None` when they fit.
     ///
     /// ```
-    /// use tool_output_cap::ToolOutputLimits;
+    /// use tool_output_cap::{Outcome, ToolOutputLimits};
     ///
     /// let limits = ToolOutputLimits::new(100)?;
     /// let block: String = (0..200).map(|i| format!("match {i}\n")).collect();
-    /// let (kept, truncation) = limits.cap_texts("Grep", &[&block, &block], false).unwrap();
+    /// let (kept, truncation) = limits.cap_texts("Grep", &[&block, &block], Outcome::Output).unwrap();
     /// assert!(kept[0].as_deref().unwrap().ends_with("tokens dropped, refine your query"));
     /// assert_eq!((kept[1].as_deref(), truncation.max_tokens), (None, 100));
     /// # Ok::<(), tool_output_cap::ManifestError>(())
@@ -335,26 +347,21 @@ impl ToolOutputLimits {
         &self,
         tool: &str,
         texts: &[&str],
-        failed: bool,
+        outcome: Outcome,
     ) -> Option<(Vec<Option<String>>, Truncation)> {
         let joined = texts.join("\n");
-        let cut = self.cut(tool, &joined, failed)?;
-        cut.truncation.record(tool, failed);
+        let cut = self.cut(tool, &joined, outcome)?;
+        cut.truncation.record(tool, outcome);
         let lengths: Vec<usize> = texts.iter().map(|text| text.len()).collect();
         Some((cut.split(&joined, &lengths), cut.truncation))
     }
 
-    /// Where [`cap`](Self::cap) would cut `text`, an output of `tool`, or
-    /// [`cap_error`](Self::cap_error) if it `failed`, without cutting it or emitting the event:
+    /// Where [`cap`](Self::cap) would cut `text`, a result of `tool` that was its `outcome`
+    /// ([`cap_error`](Self::cap_error) for an error), without cutting it or emitting the event:
     /// `None` if it fits. For a caller that builds the capped text itself
     /// ([`Cut::capped`](crate::Cut::capped)).
-    pub fn cut(&self, tool: &str, text: &str, failed: bool) -> Option<Cut> {
-        let limit = self.limit_for(tool);
-        if failed && limit.keep() != Keep::Tail {
-            crate::cut(text, &limit.clone().with_keep(Keep::Tail), self.tokenizer())
-        } else {
-            crate::cut(text, limit, self.tokenizer())
-        }
+    pub fn cut(&self, tool: &str, text: &str, outcome: Outcome) -> Option<Cut> {
+        crate::cut(text, &outcome.limit(self.limit_for(tool)), self.tokenizer())
     }
 
     /// The tokenizer these limits count with, as the layer holds it.

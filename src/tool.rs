@@ -1,8 +1,9 @@
 //! What goes into a tool and what comes out of it.
 
+use std::borrow::Cow;
 use std::fmt;
 
-use crate::cap::Keep;
+use crate::cap::{Keep, ToolLimit};
 
 /// A call of a named tool with its JSON arguments.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,6 +72,39 @@ impl fmt::Display for ToolError {
 
 impl std::error::Error for ToolError {}
 
+/// What a tool's call gave: its output, or an error. The one rule that tells them apart when they
+/// are cut is [`Outcome::limit`]: an error keeps its end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// What the tool returned.
+    #[default]
+    Output,
+    /// The tool's error: an MCP result with `isError`, a [`ToolError`], a framework's failed
+    /// tool message.
+    Error,
+}
+
+impl Outcome {
+    /// The limit a result of this outcome is cut to: `limit` for an output; for an error, `limit`
+    /// keeping its end, where compilers and stack traces say what went wrong.
+    ///
+    /// ```
+    /// use tool_output_cap::{Keep, Outcome, ToolLimit};
+    ///
+    /// let limit = ToolLimit::new(500);
+    /// assert_eq!(Outcome::Output.limit(&limit).keep(), Keep::Head);
+    /// assert_eq!(Outcome::Error.limit(&limit).keep(), Keep::Tail);
+    /// ```
+    pub fn limit(self, limit: &ToolLimit) -> Cow<'_, ToolLimit> {
+        match self {
+            Outcome::Error if limit.keep() != Keep::Tail => {
+                Cow::Owned(limit.clone().with_keep(Keep::Tail))
+            }
+            _ => Cow::Borrowed(limit),
+        }
+    }
+}
+
 /// How an output was cut to fit its budget.
 ///
 /// It serializes as its five fields, `keep` by its name in the manifest:
@@ -107,9 +141,9 @@ pub struct Truncation {
 
 impl Truncation {
     /// Emits the `tracing` event the layer emits for each cut, at level `INFO` with the target
-    /// `tool_output_cap`: the tool's name and these figures, for the output of `tool`, or its
-    /// error if it `failed`. For a cut made with [`cap`](crate::cap) directly.
-    pub fn record(&self, tool: &str, failed: bool) {
+    /// `tool_output_cap`: the tool's name and these figures, for the result of `tool` that was
+    /// its `outcome`. For a cut made with [`cap`](crate::cap) directly.
+    pub fn record(&self, tool: &str, outcome: Outcome) {
         tracing::info!(
             target: crate::truncate::TARGET,
             tool,
@@ -119,7 +153,7 @@ impl Truncation {
             max_tokens = self.max_tokens,
             keep = self.keep.name(),
             "{}",
-            if failed {
+            if outcome == Outcome::Error {
                 "truncated tool error"
             } else {
                 "truncated tool output"

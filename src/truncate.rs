@@ -1,28 +1,24 @@
 //! Capping a tool's output or error and recording the truncation: the one place the layer, the
 //! worker and [`ToolOutputLimits::cap`](crate::ToolOutputLimits::cap) do it.
 
-use crate::cap::{cap, Keep, ToolLimit};
+use crate::cap::{cap, ToolLimit};
 use crate::tokenizer::Tokenizer;
-use crate::tool::{ToolError, ToolOutput, Truncation};
+use crate::tool::{Outcome, ToolError, ToolOutput, Truncation};
 
 /// The `tracing` target of the truncation event.
 pub(crate) const TARGET: &str = "tool_output_cap";
 
-/// Caps `text` to `limit`, or, for a tool that `failed`, keeping its end, where compilers and
-/// stack traces say what went wrong; records the truncation, if any.
+/// Caps `text`, a result of `tool` that was its `outcome`, to `limit` as
+/// [`Outcome::limit`] says; records the truncation, if any.
 pub(crate) fn cap_text(
     tool: &str,
     text: &mut String,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
-    failed: bool,
+    outcome: Outcome,
 ) -> Option<Truncation> {
-    let truncation = if failed {
-        cap(text, &limit.clone().with_keep(Keep::Tail), tokenizer)?
-    } else {
-        cap(text, limit, tokenizer)?
-    };
-    truncation.record(tool, failed);
+    let truncation = cap(text, &outcome.limit(limit), tokenizer)?;
+    truncation.record(tool, outcome);
     Some(truncation)
 }
 
@@ -33,7 +29,8 @@ pub(crate) fn cap_output(
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
 ) {
-    if let Some(truncation) = cap_text(tool, &mut output.content, limit, tokenizer, false) {
+    if let Some(truncation) = cap_text(tool, &mut output.content, limit, tokenizer, Outcome::Output)
+    {
         output.truncation = Some(truncation);
     }
 }
@@ -45,7 +42,7 @@ pub(crate) fn cap_error(
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
 ) {
-    if let Some(truncation) = cap_text(tool, &mut error.message, limit, tokenizer, true) {
+    if let Some(truncation) = cap_text(tool, &mut error.message, limit, tokenizer, Outcome::Error) {
         error.truncation = Some(truncation);
     }
 }

@@ -3,7 +3,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::path::Path;
 
-use tool_output_cap::{StreamedOutput, TokenCount, ToolLimit, Truncation};
+use tool_output_cap::{Outcome, StreamedOutput, TokenCount, ToolLimit, Truncation};
 
 use crate::args::{CountingArgs, LimitArgs};
 use crate::config::Config;
@@ -71,7 +71,7 @@ pub(crate) fn capped(
         max_tokens,
         ..found.truncation
     }
-    .record(tool, false);
+    .record(tool, Outcome::Output);
     Some(capped)
 }
 

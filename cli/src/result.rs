@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use tool_output_cap::{cut, Keep, Tokenizer, ToolLimit, Truncation};
+use tool_output_cap::{cut, Outcome, Tokenizer, ToolLimit, Truncation};
 
 use crate::pending::{string, Carries};
 use crate::structured::{cap_structured, CutText};
@@ -96,12 +96,16 @@ fn cap_call_tool_result(
     {
         return false;
     }
-    let failed = result.get("isError").is_some_and(|e| e.get() == "true");
+    let outcome = if result.get("isError").is_some_and(|e| e.get() == "true") {
+        Outcome::Error
+    } else {
+        Outcome::Output
+    };
     let mut figures = serde_json::Map::new();
     let mut text = None;
     if let Some((content, cut_text)) = result
         .get("content")
-        .and_then(|content| cap_content(content, failed, tool, limit, tokenizer))
+        .and_then(|content| cap_content(content, outcome, tool, limit, tokenizer))
     {
         result.insert("content".to_owned(), content);
         figures.insert("content".to_owned(), json(cut_text.cut.truncation));
@@ -109,7 +113,7 @@ fn cap_call_tool_result(
     }
     if let Some((structured, truncation)) = result
         .get("structuredContent")
-        .and_then(|value| cap_structured(value, failed, tool, limit, tokenizer, text))
+        .and_then(|value| cap_structured(value, outcome, tool, limit, tokenizer, text))
     {
         result.insert("structuredContent".to_owned(), Cow::Owned(structured));
         figures.insert("structuredContent".to_owned(), json(truncation));
@@ -128,7 +132,7 @@ fn cap_call_tool_result(
 /// ends the last text block kept. Other blocks stay where they are, untouched.
 fn cap_content<'a>(
     content: &Cow<'a, RawValue>,
-    failed: bool,
+    outcome: Outcome,
     tool: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
@@ -171,13 +175,8 @@ fn cap_content<'a>(
                 .join("\n"),
         ),
     };
-    let limit = if failed {
-        limit.clone().with_keep(Keep::Tail)
-    } else {
-        limit.clone()
-    };
-    let cut = cut(&joined, &limit, tokenizer)?;
-    cut.truncation.record(tool, failed);
+    let cut = cut(&joined, &outcome.limit(limit), tokenizer)?;
+    cut.truncation.record(tool, outcome);
     let kept = cut.split(&joined, &lengths);
     let mut removed = Vec::new();
     for ((at, mut block, _), kept) in texts.into_iter().zip(kept) {

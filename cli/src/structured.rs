@@ -11,7 +11,8 @@ use std::ops::Range;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use tool_output_cap::{
-    cap, cut, line_break_after, note, Cut, Keep, Tokenizer, ToolLimit, ToolOutputLimits, Truncation,
+    cap, cut, line_break_after, note, Cut, Keep, Outcome, Tokenizer, ToolLimit, ToolOutputLimits,
+    Truncation,
 };
 
 use crate::lenient;
@@ -29,7 +30,7 @@ pub(crate) struct CutText<'a> {
 /// can make it fit.
 pub(crate) fn cap_structured(
     value: &RawValue,
-    failed: bool,
+    outcome: Outcome,
     tool: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
@@ -54,11 +55,7 @@ pub(crate) fn cap_structured(
             return None;
         }
     };
-    let limit = if failed {
-        limit.clone().with_keep(Keep::Tail)
-    } else {
-        limit.clone()
-    };
+    let limit = outcome.limit(limit);
     let longest = largest(&json, |value, _| {
         value.starts_with('"').then_some(value.len())
     });
@@ -96,7 +93,7 @@ pub(crate) fn cap_structured(
         );
         return None;
     };
-    truncation.record(tool, failed);
+    truncation.record(tool, outcome);
     Some((RawValue::from_string(json).ok()?, truncation))
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use tool_output_cap::{Encoding, Keep, Manifest, ToolLimit, ToolOutputLimits};
+use tool_output_cap::{Encoding, Keep, Manifest, Outcome, ToolLimit, ToolOutputLimits};
 
 use crate::capped::{Capped, Truncation};
 use crate::parse;
@@ -88,7 +88,7 @@ impl Limits {
         text: &Bound<'_, PyString>,
         error: bool,
     ) -> PyResult<Capped> {
-        Capped::of(py, text, |text| self.0.cut(tool_name, text, error))
+        Capped::of(py, text, |text| self.0.cut(tool_name, text, outcome(error)))
     }
 
     /// `texts`, the parts of one output of `tool_name`, capped as one text joined by newlines:
@@ -105,7 +105,7 @@ impl Limits {
         let utf8 = texts.iter().map(Text::of).collect::<Vec<_>>();
         let capped = py.detach(|| {
             let parts: Vec<&str> = utf8.iter().map(|text| &**text).collect();
-            self.0.cap_texts(tool_name, &parts, error)
+            self.0.cap_texts(tool_name, &parts, outcome(error))
         });
         Ok(match capped {
             None => (
@@ -201,5 +201,14 @@ fn tokens(key: &str, max_tokens: i64) -> PyResult<usize> {
             "{key} {}",
             crate::too_small(max_tokens)
         ))),
+    }
+}
+
+/// The outcome a Python caller names with `error`.
+fn outcome(error: bool) -> Outcome {
+    if error {
+        Outcome::Error
+    } else {
+        Outcome::Output
     }
 }
