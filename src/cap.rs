@@ -768,9 +768,12 @@ mod tests {
             assert_eq!(closing_fence(kept).as_deref(), Some("```"), "{keep}");
             assert_eq!(closing_fence(&content), None, "{keep}");
         }
-        // A tail holds the fence's end: the fence it closes is not open in the output.
+        // A tail holds the fence's end but not its start, so that, read on its own, its last
+        // line opens a fence: that one is closed too, and the note is not read as code.
         let (content, _) = capped(&snapshot, &ToolLimit::new(500).with_keep(Keep::Tail));
-        assert!(content.contains("```\ntruncated: "), "{content:?}");
+        let before_note = content.rsplit_once('\n').unwrap().0;
+        assert!(before_note.ends_with("```\n```"), "{content:?}");
+        assert_eq!(closing_fence(before_note), None);
         let log = "compiling\n".repeat(2000);
         let (content, _) = capped(&log, &ToolLimit::new(100));
         assert!(!content.contains("```"));
