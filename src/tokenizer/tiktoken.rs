@@ -19,7 +19,7 @@ const CHUNK: usize = 64 * 1024;
 /// The tiktoken-rs backend: exact counts, one encoding per cut, the default.
 ///
 /// tiktoken-rs 0.12 cannot pre-tokenize a run of about a million white-space characters with no
-/// line break (its regex exceeds its backtracking limit). A chunk it refuses is split where the
+/// line break (its regex runs out of backtracking stack). A chunk it refuses is split where the
 /// pre-tokenizer splits such a run, and the run's piece is encoded by an exact BPE over the
 /// vocabulary's white-space tokens: the counts are exact on every input.
 pub struct Tiktoken {

@@ -2,10 +2,11 @@
 //! their exact tokens.
 //!
 //! tiktoken-rs 0.12 refuses a text holding a run of about a million white-space characters with
-//! no line break: at the run's start its pattern tries `\s*[\r\n]+` first, and the backtracking
-//! of `\s*` over the whole run exceeds fancy-regex's limit. Both vocabularies' patterns split
-//! such a run in a way that follows from the pattern alone, so the refused text is split there
-//! and the run encoded on its own, with no guess.
+//! no line break: at the run's start `\s*[\r\n]+` finds no line break, and `\s+(?!\S)`, which
+//! fancy-regex runs in its backtracking machine, keeps a state for each character of the run, past
+//! that machine's limit ("Max stack size exceeded for backtracking"). Both vocabularies' patterns
+//! split such a run in a way that follows from the pattern alone, so the refused text is split
+//! there and the run encoded on its own, with no guess.
 
 use std::ops::Range;
 
