@@ -4,8 +4,9 @@
 //! Tools return whatever they are asked for: a Glob of `*` over a large project is 125 KB, more
 //! than a 30k tokens-per-minute rate limit allows in one request, and since the history is sent
 //! again on every retry, the session never recovers. [`ToolOutputCapLayer`] sits at the one place
-//! every tool output passes: it counts the output's tokens with a real tokenizer (tiktoken-rs),
-//! and cuts one over its limit to fit, ending it with the line
+//! every tool output passes: it counts the output's tokens with a real tokenizer (OpenAI's
+//! vocabularies with tiktoken-rs or bpe-openai, or a model's own `tokenizer.json`), and cuts one
+//! over its limit to fit, ending it with the line
 //! `truncated: N tokens dropped, refine your query` so that the model narrows its query.
 //! A truncation is never an error.
 //!
