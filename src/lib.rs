@@ -122,6 +122,7 @@ mod stream;
 mod tokenizer;
 mod tool;
 mod truncate;
+mod turn;
 mod worker;
 
 pub use cap::{cap, cut, line_break_after, note, Cut, Keep, ToolLimit, CUT_MARKER};

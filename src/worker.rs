@@ -11,9 +11,8 @@ use tower::{Service, ServiceBuilder, ServiceExt};
 
 use futures_util::future::join_all;
 
-use crate::cap::ToolLimit;
 use crate::layer::ToolOutputCapLayer;
-use crate::manifest::{ToolOutputLimits, WorkerManifest};
+use crate::manifest::WorkerManifest;
 use crate::service::ToolOutputCap;
 use crate::tool::{ToolCall, ToolError, ToolOutput};
 use crate::truncate::{cap_error, cap_output};
@@ -64,12 +63,9 @@ impl Worker {
     /// Runs the calls of one model turn together and records their results in the order of the
     /// calls.
     ///
-    /// With `max_tokens_per_turn`, the results together, notes included, stay within it: each
-    /// result is first held to its tool's limit; if they are over the turn's budget together,
-    /// the budget is shared by water-filling: every result at or under an equal share is kept
-    /// as it is, and the others are cut to that share, the largest it can be while they all fit.
-    /// A share is never under 32 tokens (room for the note), so a turn of more calls than
-    /// `max_tokens_per_turn / 32` can go over it. Errors are results too: they keep their end.
+    /// With `max_tokens_per_turn`, the results together, notes included, stay within it, as
+    /// [`ToolOutputLimits::limits_for_turn`](crate::ToolOutputLimits::limits_for_turn) shares it. Errors are results too: they keep their
+    /// end.
     pub async fn run_turn(&mut self, calls: Vec<ToolCall>) -> &[HistoryEntry] {
         let results = match self.cap.limits().max_tokens_per_turn() {
             None => {
@@ -80,11 +76,11 @@ impl Worker {
                 )
                 .await
             }
-            Some(max_tokens) => {
+            Some(_) => {
                 let tools = self.tools.get_ref();
                 let raw =
                     join_all(calls.iter().map(|call| tools.clone().oneshot(call.clone()))).await;
-                share_turn(&self.cap, &calls, raw, max_tokens)
+                share_turn(&self.cap, &calls, raw)
             }
         };
         let start = self.history.len();
@@ -146,55 +142,32 @@ impl WorkerBuilder {
     }
 }
 
-/// Caps the results of one turn to their tools' limits and, together, to `max_tokens`.
+/// Caps the results of one turn to the limits [`ToolOutputLimits::limits_for_turn`](crate::ToolOutputLimits::limits_for_turn) gives them.
 fn share_turn(
     cap_layer: &ToolOutputCapLayer,
     calls: &[ToolCall],
     mut results: Vec<Result<ToolOutput, ToolError>>,
-    max_tokens: usize,
 ) -> Vec<Result<ToolOutput, ToolError>> {
-    let (limits, tokenizer) = (cap_layer.limits(), cap_layer.tokenizer());
-    // What each result takes when held to its tool's limit alone.
-    let demands: Vec<usize> = calls
+    let texts: Vec<(&str, &str)> = calls
         .iter()
         .zip(&results)
         .map(|(call, result)| {
             let text = match result {
-                Ok(output) => &output.content,
-                Err(error) => &error.message,
+                Ok(output) => output.content.as_str(),
+                Err(error) => error.message.as_str(),
             };
-            tokenizer.count(text).min(limits.max_tokens_for(&call.name))
+            (call.name.as_str(), text)
         })
         .collect();
-    let share = water_level(&demands, max_tokens).max(ToolOutputLimits::MIN_MAX_TOKENS);
-    for ((call, result), demand) in calls.iter().zip(&mut results).zip(demands) {
-        // Within its tool's limit, since the demand is.
-        let limit = ToolLimit {
-            max_tokens: demand.min(share),
-            ..limits.limit_for(&call.name).clone()
-        };
+    let turn = cap_layer.limits().limits_for_turn(&texts);
+    let tokenizer = cap_layer.tokenizer();
+    for ((call, result), limit) in calls.iter().zip(&mut results).zip(turn) {
         match result {
             Ok(output) => cap_output(&call.name, output, &limit, tokenizer),
             Err(error) => cap_error(&call.name, error, &limit, tokenizer),
         }
     }
     results
-}
-
-/// The largest level such that `demands`, each cut to it, add up to at most `budget`; `usize::MAX`
-/// when they fit whole.
-fn water_level(demands: &[usize], budget: usize) -> usize {
-    let mut sorted = demands.to_vec();
-    sorted.sort_unstable();
-    let mut remaining = budget;
-    for (i, &demand) in sorted.iter().enumerate() {
-        let share = remaining / (sorted.len() - i);
-        if demand > share {
-            return share;
-        }
-        remaining -= demand;
-    }
-    usize::MAX
 }
 
 /// Routes each call to the tool it names.

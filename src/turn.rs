@@ -1,0 +1,73 @@
+//! A turn's budget, shared among its results.
+
+use crate::cap::ToolLimit;
+use crate::manifest::ToolOutputLimits;
+use crate::tokenizer::Tokenizer;
+
+impl ToolOutputLimits {
+    /// The limit each of one model turn's results is cut to: `results` gives each one's tool and
+    /// text (an output or an error's message), in any order, and the limits come back in it.
+    ///
+    /// Without `max_tokens_per_turn`, each is its tool's limit. With it, the results together,
+    /// notes included, stay within it: each result is first held to its tool's limit; if they
+    /// are over the turn's budget together, the budget is shared by water-filling: every result
+    /// at or under an equal share keeps its tool's limit, and the others are cut to that share,
+    /// the largest it can be while they all fit. A share is never under 32 tokens (room for the
+    /// note), so a turn of more results than `max_tokens_per_turn / 32` can go over it.
+    ///
+    /// ```
+    /// use tool_output_cap::ToolOutputLimits;
+    ///
+    /// let limits = ToolOutputLimits::new(5000)?.with_max_tokens_per_turn(6000)?;
+    /// let listing: String = (0..5000).map(|i| format!("src/module_{i}/mod.rs\n")).collect();
+    /// let turn = limits.limits_for_turn(&[("Glob", &listing), ("Read", "fn main() {}\n"), ("Grep", &listing)]);
+    /// assert_eq!(turn[0].max_tokens(), turn[2].max_tokens());
+    /// assert!(turn[0].max_tokens() < 3000 && turn[1].max_tokens() == 5000);
+    /// # Ok::<(), tool_output_cap::ManifestError>(())
+    /// ```
+    pub fn limits_for_turn(&self, results: &[(&str, &str)]) -> Vec<ToolLimit> {
+        let limits = results.iter().map(|(tool, _)| self.limit_for(tool).clone());
+        let Some(max_tokens) = self.max_tokens_per_turn() else {
+            return limits.collect();
+        };
+        // What each result takes when held to its tool's limit alone.
+        let demands: Vec<usize> = results
+            .iter()
+            .map(|(tool, text)| within(self.tokenizer(), text, self.max_tokens_for(tool)))
+            .collect();
+        let share = water_level(&demands, max_tokens).max(ToolOutputLimits::MIN_MAX_TOKENS);
+        limits
+            .zip(demands)
+            .map(|(limit, demand)| {
+                if demand <= share {
+                    limit
+                } else {
+                    limit.with_max_tokens(share)
+                }
+            })
+            .collect()
+    }
+}
+
+/// The tokens of `text`, or `max_tokens` if it is over them.
+fn within(tokenizer: &dyn Tokenizer, text: &str, max_tokens: usize) -> usize {
+    tokenizer
+        .count_within(text, max_tokens)
+        .unwrap_or(max_tokens)
+}
+
+/// The largest level such that `demands`, each cut to it, add up to at most `budget`; `usize::MAX`
+/// when they fit whole.
+fn water_level(demands: &[usize], budget: usize) -> usize {
+    let mut sorted = demands.to_vec();
+    sorted.sort_unstable();
+    let mut remaining = budget;
+    for (i, &demand) in sorted.iter().enumerate() {
+        let share = remaining / (sorted.len() - i);
+        if demand > share {
+            return share;
+        }
+        remaining -= demand;
+    }
+    usize::MAX
+}
