@@ -91,6 +91,33 @@ impl Limits {
         Capped::of(py, text, |text| self.0.cut(tool_name, text, outcome(error)))
     }
 
+    /// The results of one model turn, each `(tool_name, text, error)`, each capped to its
+    /// tool's limit and, with the manifest's `max_tokens_per_turn`, together within it (as the
+    /// crate's `ToolOutputLimits::limits_for_turn` shares it), in their order.
+    fn cap_turn(
+        &self,
+        py: Python<'_>,
+        results: Vec<(String, Bound<'_, PyString>, bool)>,
+    ) -> PyResult<Vec<Capped>> {
+        let utf8: Vec<Text> = results.iter().map(|(_, text, _)| Text::of(text)).collect();
+        let named: Vec<(&str, &str)> = results
+            .iter()
+            .zip(&utf8)
+            .map(|((tool, _, _), text)| (tool.as_str(), &**text))
+            .collect();
+        let turn = py.detach(|| self.0.limits_for_turn(&named));
+        let tokenizer = self.0.tokenizer();
+        results
+            .iter()
+            .zip(turn)
+            .map(|((_, text, error), limit)| {
+                Capped::of(py, text, |text| {
+                    tool_output_cap::cut(text, &outcome(*error).limit(&limit), tokenizer)
+                })
+            })
+            .collect()
+    }
+
     /// `texts`, the parts of one output of `tool_name`, capped as one text joined by newlines:
     /// the kept text of each part (`None` for a part wholly cut out) and the truncation, or
     /// the texts unchanged and `None`.

@@ -246,3 +246,21 @@ def test_the_examples_in_the_modules_docs_run():
         module = importlib.import_module("tool_output_cap" + adapter)
         failed, tried = doctest.testmod(module)
         assert (failed, tried > 0) == (0, True), module.__name__
+
+
+def test_a_turn_shares_the_manifests_budget(tmp_path, listing):
+    manifest = tmp_path / "agent.toml"
+    manifest.write_text(
+        "[worker.tool_output]\ndefault_max_tokens = 5000\nmax_tokens_per_turn = 6000\n"
+        "[worker.tool_output.per_tool]\nRead = 400\n"
+    )
+    limits = toc.Limits.from_manifest(manifest)
+    small = "fn main() {}\n"
+    capped = limits.cap_turn([("Glob", listing, False), ("Read", small, False), ("Bash", listing, True)])
+    assert capped[1].text == small and capped[1].truncation is None
+    assert sum(limits.count(c.text) for c in capped) <= 6000
+    assert capped[0].truncation.max_tokens == capped[2].truncation.max_tokens < 3000
+    assert capped[0].truncation.keep == "head" and capped[2].truncation.keep == "tail"
+    # Without a turn budget, each result is held to its own tool's limit.
+    alone = toc.Limits(default_max_tokens=5000).cap_turn([("Glob", listing, False)] * 3)
+    assert [c.truncation.max_tokens for c in alone] == [5000] * 3

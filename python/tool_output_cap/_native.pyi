@@ -62,6 +62,9 @@ class Limits:
         self, tool_name: str, texts: Sequence[str], error: bool = False
     ) -> tuple[list[Optional[str]], Optional[Truncation]]:
         """The parts of one output capped as one text joined by newlines; None for a part cut out."""
+    def cap_turn(self, results: Sequence[tuple[str, str, bool]]) -> list[Capped]:
+        """One turn's results, each (tool_name, text, error), capped to their tools' limits and,
+        with the manifest's max_tokens_per_turn, together within it."""
     def count(self, text: str) -> int:
         """The tokens of `text` with these limits' tokenizer."""
     def max_tokens_for(self, tool_name: str) -> int:
