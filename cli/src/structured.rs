@@ -123,7 +123,8 @@ fn cut_string(
         let (cut, truncation) = match known.as_ref().and_then(|k| recut(k, &within, tokenizer)) {
             Some(recut) => recut,
             None => {
-                let original = original.get_or_insert_with(|| decode(&json[string.clone()]));
+                let original =
+                    original.get_or_insert_with(|| lenient::decode_string(&json[string.clone()]));
                 let mut cut = original.as_ref()?.clone();
                 let truncation = cap(&mut cut, &within, tokenizer)?;
                 (cut, truncation)
@@ -243,18 +244,26 @@ fn shrink(
     let value = &json[at.clone()];
     match value.as_bytes().first()? {
         b'"' => {
-            let string = decode(value)?;
-            let ends: Vec<usize> = string
-                .char_indices()
-                .map(|(at, _)| at)
-                .chain([string.len()])
-                .collect();
-            let kept = |chars: usize| match keep {
-                Keep::Tail => &string[ends[ends.len() - 1 - chars]..],
-                Keep::Head | Keep::HeadTail => &string[..ends[chars]],
+            let string = lenient::decode_string(value)?;
+            // The longest part of at most `len` bytes that ends (with `Keep::Tail`, starts) on a
+            // char boundary.
+            let kept = |len: usize| match keep {
+                Keep::Tail => {
+                    let start = (string.len() - len..=string.len())
+                        .find(|&at| string.is_char_boundary(at))
+                        .unwrap_or(string.len());
+                    &string[start..]
+                }
+                Keep::Head | Keep::HeadTail => {
+                    let end = (0..=len)
+                        .rev()
+                        .find(|&at| string.is_char_boundary(at))
+                        .unwrap_or(0);
+                    &string[..end]
+                }
             };
-            most_that_fits(ends.len() - 1, |chars| {
-                let literal = serde_json::to_string(kept(chars)).ok()?;
+            most_that_fits(string.len(), |len| {
+                let literal = serde_json::to_string(kept(len)).ok()?;
                 check(&splice(json, at.clone(), &literal))
             })
             .map(|(_, capped)| capped)
@@ -331,7 +340,7 @@ fn with_note(json: &str, note: &str) -> String {
     let Some(last) = last else {
         return json.to_owned();
     };
-    let Some(mut string) = decode(&json[last.clone()]) else {
+    let Some(mut string) = lenient::decode_string(&json[last.clone()]) else {
         return json.to_owned();
     };
     string.push_str(line_break_after(&string));
@@ -345,11 +354,6 @@ fn splice(json: &str, at: Range<usize>, with: &str) -> String {
     [&json[..at.start], with, &json[at.end..]].concat()
 }
 
-/// The string the JSON string `literal` stands for.
-fn decode(literal: &str) -> Option<String> {
-    lenient::decode_string(literal)
-}
-
 /// Whether the JSON string `literal` stands for `text`, decoded only when it has escapes and
 /// could.
 fn is_string(literal: &str, text: &str) -> bool {
@@ -357,7 +361,8 @@ fn is_string(literal: &str, text: &str) -> bool {
     if !inner.contains('\\') {
         return inner == text;
     }
-    inner.len() >= text.len() && decode(literal).is_some_and(|string| string == text)
+    inner.len() >= text.len()
+        && lenient::decode_string(literal).is_some_and(|string| string == text)
 }
 
 /// Where in the compact JSON `json` lies its value that `rank` ranks highest, the first of
