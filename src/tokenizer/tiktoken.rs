@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::{CoreBPE, Rank};
 
-use super::white_space::{split_at_longest_run, AroundRun, WhiteSpaceBpe};
+use super::white_space::{runs, WhiteSpaceBpe};
 use super::{
     count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, sum_within,
     Encoding, Prefix, SegmentCut, Tokenizer,
@@ -81,7 +81,8 @@ impl Tiktoken {
             Ok((tokens, _)) => return tokens,
             Err(refused) => refused,
         };
-        let Some(AroundRun { before, run, after }) = split_at_longest_run(chunk) else {
+        // Split around its longest run with no line break, which the pattern splits alone.
+        let Some(run) = runs(chunk).max_by_key(|run| run.len()) else {
             // Not seen: only `\s+(?!\S)` over a long run exceeds the regex's stack.
             tracing::error!(%refused, "tiktoken-rs refused a text with no long white-space run; its count may be off by a token");
             let mid = floor_char_boundary(chunk, chunk.len() / 2).max(1);
@@ -89,19 +90,19 @@ impl Tiktoken {
             tokens.extend(self.encode_chunk(&chunk[mid..]));
             return tokens;
         };
-        let mut tokens = self.encode_chunk(before);
-        tokens.extend(self.white_space().encode(run));
-        tokens.extend(self.encode_chunk(after));
+        let mut tokens = self.encode_chunk(&chunk[..run.start]);
+        tokens.extend(self.white_space().encode(&chunk[run.clone()]));
+        tokens.extend(self.encode_chunk(&chunk[run.end..]));
         tokens
     }
 
     /// The BPE of the white-space pieces tiktoken-rs refuses.
     fn white_space(&self) -> &WhiteSpaceBpe {
         self.white_space.get_or_init(|| {
-            let tokens = (0..self.token_len.len() as Rank)
-                .filter_map(|rank| Some((rank, self.bpe.decode_bytes(&[rank]).ok()?)))
-                .collect::<Vec<_>>();
-            WhiteSpaceBpe::new(tokens.iter().map(|(rank, bytes)| (*rank, bytes.as_slice())))
+            WhiteSpaceBpe::new(
+                (0..self.token_len.len() as Rank)
+                    .filter_map(|rank| Some((rank, self.bpe.decode_bytes(&[rank]).ok()?))),
+            )
         })
     }
 

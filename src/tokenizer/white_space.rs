@@ -13,27 +13,6 @@ use std::ops::Range;
 use bpe::byte_pair_encoding::BytePairEncoding;
 use tiktoken_rs::Rank;
 
-/// A text split around a white-space piece: the pre-tokenizers of both vocabularies split each
-/// part on its own exactly as they split it in the text.
-#[derive(Debug, PartialEq, Eq)]
-pub(super) struct AroundRun<'a> {
-    pub(super) before: &'a str,
-    /// One piece, of white space alone.
-    pub(super) run: &'a str,
-    pub(super) after: &'a str,
-}
-
-/// Where `text` splits around its longest run of white space with no line break (see
-/// [`runs`]), or `None` if it has none.
-pub(super) fn split_at_longest_run(text: &str) -> Option<AroundRun<'_>> {
-    let run = runs(text).max_by_key(|run| run.len())?;
-    Some(AroundRun {
-        before: &text[..run.start],
-        run: &text[run.clone()],
-        after: &text[run.end..],
-    })
-}
-
 /// The pieces of `text`'s runs of white space with no line break, in order: those the
 /// pre-tokenizers of both vocabularies, and of the open models that descend from
 /// `cl100k_base`, make of each such run on its own.
@@ -88,7 +67,7 @@ pub(super) struct WhiteSpaceBpe {
 impl WhiteSpaceBpe {
     /// The BPE of the tokens among `vocabulary` (each token's bytes, in rank order) whose bytes all
     /// occur in the UTF-8 of some white-space character.
-    pub(super) fn new<'a>(vocabulary: impl Iterator<Item = (Rank, &'a [u8])>) -> Self {
+    pub(super) fn new(vocabulary: impl Iterator<Item = (Rank, Vec<u8>)>) -> Self {
         let mut white_space_bytes = [false; 256];
         let mut utf8 = [0; 4];
         for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
@@ -100,7 +79,6 @@ impl WhiteSpaceBpe {
         }
         let (ranks, tokens): (Vec<Rank>, Vec<Vec<u8>>) = vocabulary
             .filter(|(_, bytes)| bytes.iter().all(|&b| white_space_bytes[usize::from(b)]))
-            .map(|(rank, bytes)| (rank, bytes.to_vec()))
             .unzip();
         WhiteSpaceBpe {
             bpe: BytePairEncoding::from_dictionary(tokens, None),
@@ -122,26 +100,23 @@ impl WhiteSpaceBpe {
 mod tests {
     use super::*;
 
-    type Parts = (&'static str, &'static str, &'static str);
-
     #[test]
-    fn the_longest_run_with_no_line_break_splits_before_its_last_character() {
-        let cases: [(&str, Option<Parts>); 7] = [
-            ("a    b", Some(("a", "   ", " b"))),
-            ("a\n    b", Some(("a\n", "   ", " b"))),
-            ("a  \n b", None),
-            ("x\t \t", Some(("x", "\t \t", ""))),
+    fn a_run_with_no_line_break_is_a_piece_but_its_last_character() {
+        let cases: [(&str, &[&str]); 7] = [
+            ("a    b", &["   "]),
+            ("a\n    b  c", &["   ", " "]),
+            ("a  \n b", &[]),
+            ("x\t \t", &["\t \t"]),
             (
                 "a  b\u{3000}\u{3000}\u{3000}\u{3000}c",
-                Some(("a  b", "\u{3000}\u{3000}\u{3000}", "\u{3000}c")),
+                &[" ", "\u{3000}\u{3000}\u{3000}"],
             ),
-            ("a \n\n", None),
-            ("abc", None),
+            ("a \n\n", &[]),
+            ("abc", &[]),
         ];
-        for (text, split) in cases {
-            let parts =
-                split_at_longest_run(text).map(|split| (split.before, split.run, split.after));
-            assert_eq!(parts, split, "{text:?}");
+        for (text, pieces) in cases {
+            let found: Vec<&str> = runs(text).map(|run| &text[run]).collect();
+            assert_eq!(found, pieces, "{text:?}");
         }
     }
 }
