@@ -61,7 +61,8 @@ fn status_kib(pid: u32, field: &str) -> u64 {
 /// it held once the small result was answered, in bytes: what a call keeps after it is counted
 /// against every call that follows.
 fn held_per_call(name: &str, results: Vec<Value>, calls: usize) -> Vec<(usize, u64)> {
-    let dir = support::scratch("memory", name);
+    let scratch = Scratch(support::scratch("memory", name));
+    let dir = &scratch.0;
     let mut files = vec!["small".to_owned()];
     let write = |file: &str, result: Value| {
         let line = format!("{}\n", json!({"jsonrpc": "2.0", "id": 1, "result": result}));
@@ -81,13 +82,15 @@ fn held_per_call(name: &str, results: Vec<Value>, calls: usize) -> Vec<(usize, u
         r#"for f in {}; do read call; cat "$DIR/$f"; done; read rest; true"#,
         files.join(" ")
     );
-    let mut proxy = support::binary(&dir)
+    let mut proxy = support::binary(dir)
         .args(["mcp", "--", "sh", "-c", &script])
-        .env("DIR", &dir)
+        .env("DIR", dir)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
+        .map(Running)
         .unwrap();
+    let proxy = &mut proxy.0;
     let pid = proxy.id();
     let mut stdin = proxy.stdin.take().unwrap();
     let mut stdout = BufReader::new(proxy.stdout.take().unwrap());
@@ -112,8 +115,26 @@ fn held_per_call(name: &str, results: Vec<Value>, calls: usize) -> Vec<(usize, u
     }
     drop(stdin);
     assert!(proxy.wait().unwrap().success());
-    let _ = std::fs::remove_dir_all(&dir);
     held
+}
+
+/// A scratch folder of some hundred megabytes, removed however the test ends.
+struct Scratch(std::path::PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The proxy, ended however the test ends (its server dies with it).
+struct Running(std::process::Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// Checks that each call held at most three times its line, saying what each held.
