@@ -132,8 +132,16 @@ impl Session {
             .unwrap()
             .read_to_string(&mut stderr)
             .unwrap();
-        let _ = std::fs::remove_dir_all(&self.dir);
         (status.code(), stderr, elapsed)
+    }
+}
+
+/// However a test ends, its proxy (and with it the server) ends, and its folder goes.
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.proxy.kill();
+        let _ = self.proxy.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
