@@ -23,10 +23,19 @@ impl Capped {
         text: &Bound<'_, PyString>,
         find: impl FnOnce(&str) -> Option<Cut> + Send,
     ) -> PyResult<Capped> {
-        let utf8 = Text::of(text);
+        Capped::of_read(py, text, &Text::of(text), find)
+    }
+
+    /// [`of`](Self::of) for a `text` already read as `utf8`.
+    pub(crate) fn of_read(
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        utf8: &str,
+        find: impl FnOnce(&str) -> Option<Cut> + Send,
+    ) -> PyResult<Capped> {
         let Some((capped, truncation)) = py.detach(|| {
-            let cut = find(&utf8)?;
-            Some((cut.capped(&utf8), cut.truncation))
+            let cut = find(utf8)?;
+            Some((cut.capped(utf8), cut.truncation))
         }) else {
             return Ok(Capped {
                 text: text.clone().unbind(),

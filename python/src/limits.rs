@@ -109,9 +109,10 @@ impl Limits {
         let tokenizer = self.0.tokenizer();
         results
             .iter()
+            .zip(&utf8)
             .zip(turn)
-            .map(|((_, text, error), limit)| {
-                Capped::of(py, text, |text| {
+            .map(|(((_, text, error), utf8), limit)| {
+                Capped::of_read(py, text, utf8, |text| {
                     tool_output_cap::cut(text, &outcome(*error).limit(&limit), tokenizer)
                 })
             })
