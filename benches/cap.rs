@@ -104,7 +104,7 @@ fn inputs() -> Vec<(String, String)> {
 fn bench_inputs(c: &mut Criterion, inputs: &[(String, String)]) {
     let tiktoken = Encoding::O200kBase.tiktoken();
     let plain = tiktoken_rs::o200k_base_singleton();
-    let limit = ToolLimit::new(MAX_TOKENS);
+    let limit = ToolLimit::new(MAX_TOKENS).unwrap();
     #[cfg(feature = "bpe-openai")]
     let bpe = Encoding::O200kBase.bpe_openai();
     #[cfg(feature = "hf")]

@@ -23,7 +23,7 @@ use tool_output_cap::{cap, Encoding, Tokenizer, ToolLimit};
 fn measured(text: &mut String, what: &str, tokenizer: &dyn Tokenizer) -> usize {
     match what {
         "count" => tokenizer.count(text),
-        _ => cap(text, &ToolLimit::new(5000), tokenizer).map_or(0, |t| t.kept_tokens),
+        _ => cap(text, &ToolLimit::new(5000).unwrap(), tokenizer).map_or(0, |t| t.kept_tokens),
     }
 }
 

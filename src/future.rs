@@ -9,7 +9,7 @@ use pin_project_lite::pin_project;
 
 use tower::BoxError;
 
-use crate::cap::ToolLimit;
+use crate::limit::ToolLimit;
 use crate::tokenizer::TokenizerRef;
 use crate::tool::{ToolError, ToolOutput};
 use crate::truncate::{cap_error, cap_output};

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use tower_layer::Layer;
 
-use crate::manifest::ToolOutputLimits;
+use crate::limits::ToolOutputLimits;
 use crate::service::ToolOutputCap;
 use crate::tokenizer::{Tokenizer, TokenizerRef};
 

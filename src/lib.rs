@@ -96,10 +96,13 @@
 //!
 //! # Where the rest is
 //!
-//! The manifest's keys are under [`Manifest`]; where to cut is [`cut`], cutting is [`cap`]; counting
-//! in another model's tokens is [`Tokenizer`] (and `HfTokenizer` with the `hf` feature). An
-//! output read in parts, as from a pipe, is counted by [`TokenCount`] and cut by
-//! [`StreamedOutput`], which hold only what a cut keeps. The
+//! The manifest's keys are under [`Manifest`]; a limit, valid by construction, is a [`ToolLimit`];
+//! where to cut is [`cut`] (and [`cut_leaving_room`] for an output that ends with a suffix),
+//! cutting is [`cap`]; a structured result is cut to valid JSON of the same shape by
+//! [`json::cap_json`]; a turn's limits are [`ToolOutputLimits::limits_for_turn`]; counting in
+//! another model's tokens is [`Tokenizer`] (and `HfTokenizer` with the `hf` feature). An output
+//! read in parts, as from a pipe, is counted by [`TokenCount`] and cut by [`StreamedOutput`],
+//! which hold only what a cut keeps. The
 //! repository's `docs/guarantees.md` names the tests that hold each promise, and
 //! `benches/README.md` the figures.
 
@@ -114,9 +117,14 @@
 mod cap;
 mod fence;
 pub mod future;
+pub mod json;
 mod layer;
+mod layout;
+mod limit;
+mod limits;
 mod manifest;
 mod name;
+mod search;
 mod service;
 mod stream;
 mod tokenizer;
@@ -125,9 +133,12 @@ mod truncate;
 mod turn;
 mod worker;
 
-pub use cap::{cap, cut, line_break_after, note, Cut, Keep, ToolLimit, CUT_MARKER};
+pub use cap::{cap, cut, cut_leaving_room};
 pub use layer::ToolOutputCapLayer;
-pub use manifest::{Manifest, ManifestError, ToolOutputLimits, WorkerManifest};
+pub use layout::{line_break_after, note, Cut, CUT_MARKER};
+pub use limit::{Keep, LimitError, ToolLimit};
+pub use limits::ToolOutputLimits;
+pub use manifest::{Manifest, ManifestError, WorkerManifest};
 pub use name::UnknownName;
 pub use service::ToolOutputCap;
 pub use stream::{StreamedOutput, TokenCount};

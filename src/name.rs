@@ -4,7 +4,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::cap::Keep;
+use crate::limit::Keep;
 use crate::tokenizer::Encoding;
 
 /// A name that is not one of a [`Keep`]'s or an [`Encoding`]'s.

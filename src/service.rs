@@ -8,7 +8,7 @@ use tower_service::Service;
 
 use crate::future::ResponseFuture;
 use crate::layer::{Shared, ToolOutputCapLayer};
-use crate::manifest::ToolOutputLimits;
+use crate::limits::ToolOutputLimits;
 use crate::tool::{ToolCall, ToolOutput};
 use crate::truncate::TARGET;
 

@@ -3,7 +3,9 @@
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 
-use crate::cap::{cut, cut_known, Cut, ToolLimit, Whole};
+use crate::cap::{cut_known, cut_leaving_room, Whole};
+use crate::layout::Cut;
+use crate::limit::ToolLimit;
 use crate::tokenizer::{ends_in_ascii_word, Tokenizer};
 
 /// Parts are split once this many bytes wait, where the tokenizer allows
@@ -109,16 +111,16 @@ impl<'t> TokenCount<'t> {
 /// does. A part is held until the tokenizer can split after it ([`Tokenizer::last_split`]): an
 /// output with no line break, or a tokenizer that knows no place to split, is held whole.
 ///
-/// The figures of its cut are exact, and so is the head it keeps: the same as [`cut`] finds on
+/// The figures of its cut are exact, and so is the head it keeps: the same as [`cut`](crate::cut) finds on
 /// the whole. A tail is the longest suffix within its budget that the search finds, as
-/// [`cut`]'s is, and may stop a little earlier or later than [`cut`]'s on the whole.
+/// [`cut`](crate::cut)'s is, and may stop a little earlier or later than [`cut`](crate::cut)'s on the whole.
 ///
 /// ```
 /// use tool_output_cap::{Encoding, Keep, StreamedOutput, ToolLimit};
 ///
 /// let tokenizer = Encoding::O200kBase.tokenizer();
 /// let listing: String = (0..100_000).map(|i| format!("src/module_{i}/lib.rs\n")).collect();
-/// let limit = ToolLimit::new(500).with_keep(Keep::Tail);
+/// let limit = ToolLimit::new(500)?.with_keep(Keep::Tail);
 /// let mut output = StreamedOutput::new(tokenizer, limit.max_tokens());
 /// for part in listing.as_bytes().chunks(8192) {
 ///     output.push(std::str::from_utf8(part).unwrap());
@@ -129,6 +131,7 @@ impl<'t> TokenCount<'t> {
 /// assert_eq!(cut.truncation.original_tokens, tokenizer.count(&listing));
 /// let capped = cut.capped(output.held());
 /// assert!(capped.ends_with("tokens dropped, refine your query"));
+/// # Ok::<(), tool_output_cap::LimitError>(())
 /// ```
 #[derive(Debug)]
 pub struct StreamedOutput<'t> {
@@ -219,7 +222,7 @@ impl<'t> StreamedOutput<'t> {
     }
 
     /// The text the output holds once it has ended: the whole output, or its head and its tail
-    /// when what lies between them was only counted. The offsets of [`cut`](Self::cut)'s
+    /// when what lies between them was only counted. The offsets of [`cut`](crate::cut)(Self::cut)'s
     /// [`Cut`] are in this text.
     ///
     /// # Panics
@@ -250,6 +253,17 @@ impl<'t> StreamedOutput<'t> {
     ///
     /// If the output has not ended, or `limit` is more than the window.
     pub fn cut(&self, limit: &ToolLimit) -> Option<Cut> {
+        self.cut_leaving_room(limit, "")
+    }
+
+    /// Where the output is cut to `limit` for a capped output that ends with `suffix` after the
+    /// note, as [`cut_leaving_room`](crate::cut_leaving_room) cuts a text: `None` when the output
+    /// is within the limit.
+    ///
+    /// # Panics
+    ///
+    /// If the output has not ended, or `limit` is more than the window.
+    pub fn cut_leaving_room(&self, limit: &ToolLimit, suffix: &str) -> Option<Cut> {
         assert!(
             limit.max_tokens() <= self.window,
             "a limit of {} tokens over the window of {}",
@@ -259,7 +273,7 @@ impl<'t> StreamedOutput<'t> {
         let held = self.held();
         match self.between {
             None => {
-                let cut = cut(held, limit, self.tokenizer);
+                let cut = cut_leaving_room(held, limit, self.tokenizer, suffix);
                 if let (Some(tokens), Some(cut)) = (&self.whole_tokens, &cut) {
                     let _ = tokens.set(cut.truncation.original_tokens);
                 }
@@ -273,6 +287,7 @@ impl<'t> StreamedOutput<'t> {
                     tokens: self.tokens(),
                     len: held.len() + between.len,
                 },
+                suffix,
             ),
         }
     }

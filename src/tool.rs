@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::cap::{Keep, ToolLimit};
+use crate::limit::{Keep, ToolLimit};
 
 /// A call of a named tool with its JSON arguments.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,9 +91,10 @@ impl Outcome {
     /// ```
     /// use tool_output_cap::{Keep, Outcome, ToolLimit};
     ///
-    /// let limit = ToolLimit::new(500);
+    /// let limit = ToolLimit::new(500)?;
     /// assert_eq!(Outcome::Output.limit(&limit).keep(), Keep::Head);
     /// assert_eq!(Outcome::Error.limit(&limit).keep(), Keep::Tail);
+    /// # Ok::<(), tool_output_cap::LimitError>(())
     /// ```
     pub fn limit(self, limit: &ToolLimit) -> Cow<'_, ToolLimit> {
         match self {

@@ -1,7 +1,8 @@
 //! Capping a tool's output or error and recording the truncation: the one place the layer, the
 //! worker and [`ToolOutputLimits::cap`](crate::ToolOutputLimits::cap) do it.
 
-use crate::cap::{cap, ToolLimit};
+use crate::cap::cap;
+use crate::limit::ToolLimit;
 use crate::tokenizer::Tokenizer;
 use crate::tool::{Outcome, ToolError, ToolOutput, Truncation};
 

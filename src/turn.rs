@@ -1,7 +1,7 @@
 //! A turn's budget, shared among its results.
 
-use crate::cap::ToolLimit;
-use crate::manifest::ToolOutputLimits;
+use crate::limit::ToolLimit;
+use crate::limits::ToolOutputLimits;
 use crate::tokenizer::Tokenizer;
 
 impl ToolOutputLimits {
@@ -23,7 +23,7 @@ impl ToolOutputLimits {
     /// let turn = limits.limits_for_turn(&[("Glob", &listing), ("Read", "fn main() {}\n"), ("Grep", &listing)]);
     /// assert_eq!(turn[0].max_tokens(), turn[2].max_tokens());
     /// assert!(turn[0].max_tokens() < 3000 && turn[1].max_tokens() == 5000);
-    /// # Ok::<(), tool_output_cap::ManifestError>(())
+    /// # Ok::<(), tool_output_cap::LimitError>(())
     /// ```
     pub fn limits_for_turn(&self, results: &[(&str, &str)]) -> Vec<ToolLimit> {
         let limits = results.iter().map(|(tool, _)| self.limit_for(tool).clone());
@@ -35,14 +35,18 @@ impl ToolOutputLimits {
             .iter()
             .map(|(tool, text)| within(self.tokenizer(), text, self.max_tokens_for(tool)))
             .collect();
-        let share = water_level(&demands, max_tokens).max(ToolOutputLimits::MIN_MAX_TOKENS);
+        let share = water_level(&demands, max_tokens).max(ToolLimit::MIN_MAX_TOKENS);
         limits
             .zip(demands)
             .map(|(limit, demand)| {
                 if demand <= share {
                     limit
                 } else {
-                    limit.with_max_tokens(share)
+                    // At least the least a limit may be, as a share is.
+                    ToolLimit {
+                        max_tokens: share,
+                        ..limit
+                    }
                 }
             })
             .collect()

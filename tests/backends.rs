@@ -46,10 +46,14 @@ fn both_backends_cap_alike() {
     for (name, text) in corpus() {
         for max_tokens in [32, 1000, 5000] {
             let (mut by_tiktoken, mut by_bpe) = (text.clone(), text.clone());
-            let truncation = cap(&mut by_tiktoken, &ToolLimit::new(max_tokens), tiktoken);
+            let truncation = cap(
+                &mut by_tiktoken,
+                &ToolLimit::new(max_tokens).unwrap(),
+                tiktoken,
+            );
             assert_eq!(
                 truncation,
-                cap(&mut by_bpe, &ToolLimit::new(max_tokens), bpe),
+                cap(&mut by_bpe, &ToolLimit::new(max_tokens).unwrap(), bpe),
                 "{name} at {max_tokens}"
             );
             assert!(

@@ -124,7 +124,7 @@ fn a_tokenizer_that_prepends_to_each_text_is_encoded_whole_and_counted_exactly()
     for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
         check_with(
             &text,
-            &ToolLimit::new(200).with_keep(keep),
+            &ToolLimit::new(200).unwrap().with_keep(keep),
             &tokenizer,
             &count,
         )
@@ -230,7 +230,7 @@ proptest! {
         let file = small_tokenizer(&dir, false);
         let tokenizer = HfTokenizer::shared(&file).unwrap();
         let max_tokens = overhead(&*tokenizer, &text) + above_overhead;
-        check_with(&text, &ToolLimit::new(max_tokens).with_keep(keep), &*tokenizer, &reference(&file));
+        check_with(&text, &ToolLimit::new(max_tokens).unwrap().with_keep(keep), &*tokenizer, &reference(&file));
     }
 }
 
@@ -250,7 +250,7 @@ fn a_limit_the_note_does_not_fit_in_leaves_the_note_alone() {
     assert!(note_alone > 32, "{note_alone}");
     for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
         let mut capped = text.clone();
-        let limit = ToolLimit::new(32).with_keep(keep);
+        let limit = ToolLimit::new(32).unwrap().with_keep(keep);
         let truncation = tool_output_cap::cap(&mut capped, &limit, &*tokenizer).unwrap();
         assert_eq!(truncation.kept_tokens, 0, "{keep}");
         assert_eq!(truncation.dropped_tokens, reference(&file)(&text));
@@ -313,7 +313,7 @@ fn real_tokenizers_count_as_the_tokenizers_crate_does() {
         for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
             check_with(
                 &absolute,
-                &ToolLimit::new(5000).with_keep(keep),
+                &ToolLimit::new(5000).unwrap().with_keep(keep),
                 &*tokenizer,
                 &count,
             )
@@ -338,7 +338,7 @@ fn real_tokenizers_cap_hostile_outputs_with_exact_counts() {
         let tokenizer = HfTokenizer::shared(&file).unwrap();
         let count = reference(&file);
         for text in &hostile {
-            check_with(text, &ToolLimit::new(5000), &*tokenizer, &count).unwrap();
+            check_with(text, &ToolLimit::new(5000).unwrap(), &*tokenizer, &count).unwrap();
         }
         // Where fancy-regex gives up on the run's look-ahead, the pieces are counted as
         // Oniguruma splits them, which python/tests/test_white_space_runs.py checks against
@@ -347,14 +347,20 @@ fn real_tokenizers_cap_hostile_outputs_with_exact_counts() {
             Some(run) if run.len() > 100_000 => count("x") + count(run) + count(" y"),
             _ => count(text),
         };
-        check_with(&word_run_word, &ToolLimit::new(5000), &*tokenizer, &split).unwrap();
+        check_with(
+            &word_run_word,
+            &ToolLimit::new(5000).unwrap(),
+            &*tokenizer,
+            &split,
+        )
+        .unwrap();
         // 50 MB: 25 copies of a 2 MB listing, each starting a line; the whole is too big to
         // encode at once here, so its count is checked against the copies'.
         let block = corpus::listing_of(2_000_000);
         let big = block.repeat(25);
         let mut capped = big.clone();
         let truncation =
-            tool_output_cap::cap(&mut capped, &ToolLimit::new(5000), &*tokenizer).unwrap();
+            tool_output_cap::cap(&mut capped, &ToolLimit::new(5000).unwrap(), &*tokenizer).unwrap();
         assert_eq!(truncation.original_tokens, 25 * count(&block));
         assert!(count(&capped) <= 5000);
     }
@@ -374,7 +380,7 @@ proptest! {
         };
         for file in files {
             let tokenizer = HfTokenizer::shared(&file).unwrap();
-            check_with(&text, &ToolLimit::new(max_tokens).with_keep(keep), &*tokenizer, &reference(&file));
+            check_with(&text, &ToolLimit::new(max_tokens).unwrap().with_keep(keep), &*tokenizer, &reference(&file));
         }
     }
 }
@@ -405,7 +411,7 @@ fn real_tokenizers_count_and_cut_outputs_read_in_parts_as_whole_ones() {
             file.display()
         );
         assert!(!output.is_whole(), "{}", file.display());
-        let limit = ToolLimit::new(2000);
+        let limit = ToolLimit::new(2000).unwrap();
         let whole = tool_output_cap::cut(&listing, &limit, tokenizer.as_ref()).unwrap();
         let streamed = output.cut(&limit).unwrap();
         assert_eq!(

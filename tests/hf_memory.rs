@@ -55,7 +55,8 @@ fn a_long_line_is_encoded_in_windows() {
     let (whole, whole_mib) = peak_of(|| raw.encode(line.as_str(), false).unwrap().len());
     let (tokens, count_mib) = peak_of(|| tokenizer.count(&line));
     let mut capped = line.clone();
-    let (truncation, cap_mib) = peak_of(|| cap(&mut capped, &ToolLimit::new(5000), &tokenizer));
+    let (truncation, cap_mib) =
+        peak_of(|| cap(&mut capped, &ToolLimit::new(5000).unwrap(), &tokenizer));
 
     assert_eq!(tokens, whole);
     assert_eq!(truncation.unwrap().original_tokens, whole);

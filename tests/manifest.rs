@@ -2,7 +2,9 @@
 
 use std::io::Write;
 
-use tool_output_cap::{Encoding, Keep, Manifest, ManifestError, ToolLimit, ToolOutputLimits};
+use tool_output_cap::{
+    Encoding, Keep, LimitError, Manifest, ManifestError, ToolLimit, ToolOutputLimits,
+};
 
 const TICKET: &str = r#"
 [project]
@@ -260,11 +262,19 @@ fn tempfile() -> (std::path::PathBuf, std::fs::File) {
 #[test]
 fn limits_built_in_code_are_checked_too() {
     let err = ToolOutputLimits::new(5).unwrap_err();
-    assert_eq!(err.key(), Some("worker.tool_output.default_max_tokens"));
+    assert_eq!(err, LimitError::TooFewTokens { found: 5 });
+    assert_eq!(
+        err.to_string(),
+        "must be at least 32 tokens (room for the note), found 5"
+    );
     let err = ToolOutputLimits::default()
         .with_tool("Grep", 0)
         .unwrap_err();
-    assert_eq!(err.key(), Some("worker.tool_output.per_tool.Grep"));
+    assert_eq!(err, LimitError::TooFewTokens { found: 0 });
+    let err = ToolOutputLimits::default()
+        .with_max_tokens_per_turn(31)
+        .unwrap_err();
+    assert_eq!(err, LimitError::TooFewTokens { found: 31 });
 }
 
 const STRATEGIES: &str = r#"
@@ -288,23 +298,26 @@ fn strategies_hints_and_the_turn_budget_load() {
     assert_eq!(limits.max_tokens_per_turn(), Some(20_000));
     assert_eq!(
         limits.default_limit(),
-        &ToolLimit::new(4000).with_keep(Keep::Tail)
+        &ToolLimit::new(4000).unwrap().with_keep(Keep::Tail)
     );
     assert_eq!(
         limits.limit_for("Read"),
-        &ToolLimit::new(8000).with_keep(Keep::Tail)
+        &ToolLimit::new(8000).unwrap().with_keep(Keep::Tail)
     );
     assert_eq!(
         limits.limit_for("Bash"),
-        &ToolLimit::new(6000).with_keep(Keep::HeadTail)
+        &ToolLimit::new(6000).unwrap().with_keep(Keep::HeadTail)
     );
     assert_eq!(
         limits.limit_for("Glob"),
-        &ToolLimit::new(4000).with_hint("use a narrower pattern, e.g. src/**/*.rs")
+        &ToolLimit::new(4000)
+            .unwrap()
+            .with_hint("use a narrower pattern, e.g. src/**/*.rs")
+            .unwrap()
     );
     assert_eq!(
         limits.limit_for("Grep"),
-        &ToolLimit::new(3000).with_keep(Keep::Tail)
+        &ToolLimit::new(3000).unwrap().with_keep(Keep::Tail)
     );
     assert_eq!(limits.limit_for("Other"), limits.default_limit());
 }
@@ -380,16 +393,25 @@ fn bad_strategy_values_name_the_key_and_the_line() {
         let err = error(&text);
         assert_eq!(err.key(), Some(key), "{lines}");
         assert_eq!(err.line(), Some(text.lines().count()), "{lines}: {err}");
+        let last_line = text.lines().last().unwrap();
+        let column = err.column().unwrap();
+        assert!(
+            column > 1 && column <= last_line.chars().count(),
+            "{lines}: {err}"
+        );
+        assert!(err.to_string().contains(&format!(":{column}: ")), "{err}");
         assert!(err.message().contains(what), "{lines}: {err}");
     }
 }
 
 #[test]
 fn a_hint_of_more_than_one_line_is_refused_in_code_too() {
-    let err = ToolOutputLimits::default()
-        .with_tool_limit("Glob", ToolLimit::new(100).with_hint("a\nb"))
-        .unwrap_err();
-    assert_eq!(err.key(), Some("worker.tool_output.per_tool.Glob.hint"));
+    let limit = ToolLimit::new(100).unwrap();
+    assert_eq!(limit.with_hint("a\nb"), Err(LimitError::HintNotOneLine));
+    assert_eq!(
+        ToolLimit::new(100).unwrap().with_hint("a\rb"),
+        Err(LimitError::HintNotOneLine)
+    );
 }
 
 #[cfg(not(feature = "hf"))]
@@ -414,28 +436,26 @@ fn a_default_limit_set_over_the_manifest_leaves_the_tools_of_their_own() {
         "[worker.tool_output]\ndefault_max_tokens = 4000\n[worker.tool_output.per_tool]\nGrep = 300\n",
     )
     .unwrap();
-    let limits = manifest
-        .worker
-        .limits()
-        .with_default_limit(
-            ToolLimit::new(100)
-                .with_keep(Keep::Tail)
-                .with_hint("narrow it"),
-        )
-        .unwrap();
+    let limits = manifest.worker.limits().with_default_limit(
+        ToolLimit::new(100)
+            .unwrap()
+            .with_keep(Keep::Tail)
+            .with_hint("narrow it")
+            .unwrap(),
+    );
     assert_eq!(limits.limit_for("Glob").max_tokens(), 100);
     assert_eq!(limits.limit_for("Glob").keep(), Keep::Tail);
     assert_eq!(limits.limit_for("Glob").hint(), Some("narrow it"));
     assert_eq!(limits.limit_for("Grep").max_tokens(), 300);
 
-    let error = ToolOutputLimits::default()
-        .with_default_limit(ToolLimit::new(31))
-        .unwrap_err();
-    assert_eq!(error.key(), Some("worker.tool_output.default_max_tokens"));
-    let error = ToolOutputLimits::default()
-        .with_default_limit(ToolLimit::new(100).with_hint("two\nlines"))
-        .unwrap_err();
-    assert!(error.to_string().contains("must be one line"), "{error}");
+    assert_eq!(
+        ToolLimit::new(31),
+        Err(LimitError::TooFewTokens { found: 31 })
+    );
+    assert_eq!(
+        ToolLimit::new(100).unwrap().with_hint("two\nlines"),
+        Err(LimitError::HintNotOneLine)
+    );
 }
 
 #[test]

@@ -19,7 +19,7 @@ proptest! {
 
     #[test]
     fn capped_outputs_keep_every_promise(text in output(120), max_tokens in 32usize..=10_000) {
-        check(&text, &ToolLimit::new(max_tokens));
+        check(&text, &ToolLimit::new(max_tokens).unwrap());
     }
 
     #[test]
@@ -35,12 +35,12 @@ proptest! {
         max_tokens in 32usize..=400,
         keep in prop::sample::select(vec![Keep::Head, Keep::Tail, Keep::HeadTail]),
     ) {
-        assert_keeps_the_most_that_fits(&text, &ToolLimit::new(max_tokens).with_keep(keep));
+        assert_keeps_the_most_that_fits(&text, &ToolLimit::new(max_tokens).unwrap().with_keep(keep));
     }
 
     #[test]
     fn small_limits_on_long_outputs(text in output(120), max_tokens in 32usize..=64) {
-        check(&text.repeat(4), &ToolLimit::new(max_tokens));
+        check(&text.repeat(4), &ToolLimit::new(max_tokens).unwrap());
     }
 }
 
@@ -50,7 +50,7 @@ proptest! {
 fn a_cut_that_joins_a_white_space_run_again_is_counted_exactly() {
     let text = format!("{}ぁ", "\t".repeat(566)).repeat(4);
     for max_tokens in 32..=64 {
-        assert!(check(&text, &ToolLimit::new(max_tokens)).is_some());
+        assert!(check(&text, &ToolLimit::new(max_tokens).unwrap()).is_some());
     }
 }
 
@@ -161,6 +161,9 @@ fn a_tail_under_sparse_white_space_keeps_the_most_that_fits() {
     let form_feeds = format!("x.\n{}123", "\u{c}".repeat(200));
     let spaces = " ".repeat(1650) + &"hello world ".repeat(14);
     for (text, max_tokens) in [(&form_feeds, 100), (&spaces, 41), (&spaces, 42)] {
-        assert_keeps_the_most_that_fits(text, &ToolLimit::new(max_tokens).with_keep(Keep::Tail));
+        assert_keeps_the_most_that_fits(
+            text,
+            &ToolLimit::new(max_tokens).unwrap().with_keep(Keep::Tail),
+        );
     }
 }

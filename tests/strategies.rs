@@ -29,9 +29,9 @@ proptest! {
         keep in keep(),
         hint in hint(),
     ) {
-        let mut limit = ToolLimit::new(max_tokens).with_keep(keep);
+        let mut limit = ToolLimit::new(max_tokens).unwrap().with_keep(keep);
         if let Some(hint) = hint {
-            limit = limit.with_hint(hint);
+            limit = limit.with_hint(hint).unwrap();
         }
         check(&text, &limit);
     }
@@ -44,7 +44,7 @@ proptest! {
         keep in keep(),
     ) {
         let text = listing(paths);
-        let limit = ToolLimit::new(max_tokens).with_keep(keep);
+        let limit = ToolLimit::new(max_tokens).unwrap().with_keep(keep);
         if let Some((capped, truncation)) = check(&text, &limit) {
             let (head, tail) = kept_parts(&text, &capped, &truncation, None, &count);
             prop_assert!(head.is_empty() || text[head.len()..].starts_with('\n'), "head ends on half a path");
@@ -59,7 +59,8 @@ fn tail_keeps_the_end_of_a_build_log() {
         .map(|i| format!("   Compiling crate_{i} v0.1.0\n"))
         .collect::<String>()
         + "error[E0308]: mismatched types\n  --> src/main.rs:4:18\n";
-    let (capped, truncation) = check(&log, &ToolLimit::new(200).with_keep(Keep::Tail)).unwrap();
+    let (capped, truncation) =
+        check(&log, &ToolLimit::new(200).unwrap().with_keep(Keep::Tail)).unwrap();
     assert!(capped.contains("error[E0308]: mismatched types\n  --> src/main.rs:4:18\n"));
     assert!(
         capped.starts_with("   Compiling crate_"),
@@ -71,8 +72,11 @@ fn tail_keeps_the_end_of_a_build_log() {
 #[test]
 fn head_tail_keeps_both_ends_around_the_marker() {
     let text = listing(3000);
-    let (capped, truncation) =
-        check(&text, &ToolLimit::new(400).with_keep(Keep::HeadTail)).unwrap();
+    let (capped, truncation) = check(
+        &text,
+        &ToolLimit::new(400).unwrap().with_keep(Keep::HeadTail),
+    )
+    .unwrap();
     let (head, tail) = kept_parts(&text, &capped, &truncation, None, &count);
     // Half the budget each, give or take the line edges and the note.
     for part in [head, tail] {
@@ -86,7 +90,7 @@ fn head_tail_keeps_both_ends_around_the_marker() {
 fn a_single_line_longer_than_the_budget_is_cut_inside() {
     let line = "0123456789abcdef".repeat(6_400);
     for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
-        let (_, truncation) = check(&line, &ToolLimit::new(500).with_keep(keep)).unwrap();
+        let (_, truncation) = check(&line, &ToolLimit::new(500).unwrap().with_keep(keep)).unwrap();
         assert!(
             truncation.kept_tokens > 400,
             "{keep}: kept {}",
@@ -97,7 +101,10 @@ fn a_single_line_longer_than_the_budget_is_cut_inside() {
 
 #[test]
 fn the_hint_stays_within_the_bound_at_the_smallest_limit() {
-    let limit = ToolLimit::new(32).with_hint("use a narrower pattern, e.g. src/**/*.rs");
+    let limit = ToolLimit::new(32)
+        .unwrap()
+        .with_hint("use a narrower pattern, e.g. src/**/*.rs")
+        .unwrap();
     for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
         check(&listing(1000), &limit.clone().with_keep(keep)).unwrap();
     }

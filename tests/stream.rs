@@ -105,8 +105,10 @@ fn a_streamed_output_is_cut_as_the_whole_is() {
         for max_tokens in [32, 1000, 5000] {
             for keep in [Keep::Head, Keep::Tail, Keep::HeadTail] {
                 let limit = ToolLimit::new(max_tokens)
+                    .unwrap()
                     .with_keep(keep)
-                    .with_hint("narrow it");
+                    .with_hint("narrow it")
+                    .unwrap();
                 let output = streamed(&text, tokenizer, max_tokens, 8192);
                 let found = output.cut(&limit).expect("over the limit");
                 assert_eq!(found.truncation.original_tokens, count(&text), "{name}");
@@ -138,7 +140,7 @@ fn an_output_within_its_window_is_held_whole() {
     assert!(output.is_whole());
     assert_eq!(output.held(), text);
     assert_eq!(output.tokens(), count(&text));
-    assert_eq!(output.cut(&ToolLimit::new(100_000)), None);
+    assert_eq!(output.cut(&ToolLimit::new(100_000).unwrap()), None);
 }
 
 #[test]
@@ -146,7 +148,7 @@ fn an_output_held_whole_in_one_part_is_read_once_by_its_cut() {
     let tokenizer = Recording::default();
     // No line break, so no place to split: the output is one part.
     let text = "word ".repeat(200_000);
-    let limit = ToolLimit::new(500);
+    let limit = ToolLimit::new(500).unwrap();
     let mut output = StreamedOutput::new(&tokenizer, limit.max_tokens());
     for part in parts(&text, 8192) {
         output.push(part);

@@ -140,8 +140,8 @@ pub(crate) struct LimitArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) manifest: Option<PathBuf>,
     /// The budget, note included: 32 or more [default: the manifest's, else 5000].
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(32..))]
-    pub(crate) max_tokens: Option<u32>,
+    #[arg(long, value_name = "N", value_parser = budget)]
+    pub(crate) max_tokens: Option<usize>,
     /// What a cut keeps [default: the manifest's, else head; for `run`, head_tail].
     #[arg(long)]
     pub(crate) keep: Option<KeepArg>,
@@ -150,6 +150,14 @@ pub(crate) struct LimitArgs {
     pub(crate) hint: Option<String>,
     #[command(flatten)]
     pub(crate) counting: CountingArgs,
+}
+
+/// A `--max-tokens` the library accepts as a budget.
+fn budget(value: &str) -> Result<usize, String> {
+    let max_tokens: i64 = value
+        .parse()
+        .map_err(|_| format!("must be a whole number of tokens, found {value:?}"))?;
+    tool_output_cap::ToolLimit::budget(max_tokens).map_err(|e| e.to_string())
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

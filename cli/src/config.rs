@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tool_output_cap::{Keep, Manifest, ToolLimit, ToolOutputLimits};
+use tool_output_cap::{Keep, LimitError, Manifest, ToolLimit, ToolOutputLimits};
 
 use crate::args::{CountingArgs, LimitArgs};
 use crate::Failure;
@@ -41,7 +41,7 @@ impl Config {
         let config = Config::load(args.manifest.as_deref(), &args.counting)?;
         let default = over(config.limits.default_limit().clone(), args, None)?;
         Ok(Config {
-            limits: config.limits.with_default_limit(default)?,
+            limits: config.limits.with_default_limit(default),
             ..config
         })
     }
@@ -93,19 +93,19 @@ pub(crate) fn default_manifest() -> Option<PathBuf> {
 
 /// `limit` with the flags over it, and `keep` when `--keep` is not given.
 fn over(mut limit: ToolLimit, args: &LimitArgs, keep: Option<Keep>) -> Result<ToolLimit, Failure> {
+    fn refused(flag: &'static str) -> impl Fn(LimitError) -> Failure {
+        move |e| Failure::usage(format!("{flag} {e}"))
+    }
     if let Some(max_tokens) = args.max_tokens {
-        limit = limit.with_max_tokens(max_tokens as usize);
+        limit = limit
+            .with_max_tokens(max_tokens)
+            .map_err(refused("--max-tokens"))?;
     }
     if let Some(keep) = args.keep.map(Keep::from).or(keep) {
         limit = limit.with_keep(keep);
     }
     if let Some(hint) = &args.hint {
-        if hint.contains(['\n', '\r']) {
-            return Err(Failure::usage(
-                "--hint must be one line: the note is the output's last line",
-            ));
-        }
-        limit = limit.with_hint(hint.as_str());
+        limit = limit.with_hint(hint.as_str()).map_err(refused("--hint"))?;
     }
     Ok(limit)
 }

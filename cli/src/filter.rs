@@ -3,7 +3,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::path::Path;
 
-use tool_output_cap::{Outcome, StreamedOutput, TokenCount, ToolLimit, Truncation};
+use tool_output_cap::{Outcome, StreamedOutput, TokenCount, ToolLimit};
 
 use crate::args::{CountingArgs, LimitArgs};
 use crate::config::Config;
@@ -23,7 +23,7 @@ pub(crate) fn cap(args: &LimitArgs, tool: Option<&str>) -> Result<(), Failure> {
     })?;
     output.finish();
     // Without --tool, the event names the tool `stdin`.
-    match capped(&output, tool.unwrap_or("stdin"), &limit, &config) {
+    match capped(&output, tool.unwrap_or("stdin"), &limit) {
         Some(capped) => write_stdout(capped.as_bytes()),
         None => write_stdout(output.held().as_bytes()),
     }
@@ -42,37 +42,10 @@ pub(crate) fn count(manifest: Option<&Path>, counting: &CountingArgs) -> Result<
 /// `output`, an output of `tool`, capped to `limit`, with the cut recorded; `None` when it is
 /// within the limit. A capped text ends with a newline after the note, as a filter's output
 /// should, and that newline is within the limit.
-pub(crate) fn capped(
-    output: &StreamedOutput<'_>,
-    tool: &str,
-    limit: &ToolLimit,
-    config: &Config,
-) -> Option<String> {
-    let tokenizer = config.limits.tokenizer();
-    let max_tokens = limit.max_tokens();
-    // Room for the newline: a cut a token shorter, whose total says whether the text was within
-    // the limit as given; again a token shorter while the whole does not fit.
-    let shorter = |room: usize| output.cut(&limit.clone().with_max_tokens(max_tokens - room));
-    let mut found = shorter(1).filter(|cut| cut.truncation.original_tokens > max_tokens)?;
-    let text = output.held();
-    let mut capped = found.capped(text);
-    capped.push('\n');
-    for room in 2..=8 {
-        if tokenizer.count(&capped) <= max_tokens {
-            break;
-        }
-        if let Some(again) = shorter(room) {
-            found = again;
-        }
-        capped = found.capped(text);
-        capped.push('\n');
-    }
-    Truncation {
-        max_tokens,
-        ..found.truncation
-    }
-    .record(tool, Outcome::Output);
-    Some(capped)
+pub(crate) fn capped(output: &StreamedOutput<'_>, tool: &str, limit: &ToolLimit) -> Option<String> {
+    let cut = output.cut_leaving_room(limit, "\n")?;
+    cut.truncation.record(tool, Outcome::Output);
+    Some(cut.capped(output.held()))
 }
 
 /// What to do with bytes that are not UTF-8.
@@ -121,27 +94,7 @@ pub(crate) fn read_text(
             Err(e) => return Err(Failure::io(format!("cannot read {name}: {e}"))),
         };
         waiting.extend_from_slice(&buffer[..read]);
-        let mut start = 0;
-        while start < waiting.len() {
-            match std::str::from_utf8(&waiting[start..]) {
-                Ok(text) => {
-                    each(text);
-                    start = waiting.len();
-                }
-                Err(e) => {
-                    let valid = start + e.valid_up_to();
-                    each(std::str::from_utf8(&waiting[start..valid]).expect("valid up to here"));
-                    let Some(len) = e.error_len() else {
-                        // A character the next read completes.
-                        start = valid;
-                        break;
-                    };
-                    invalid(offset + valid)?;
-                    each("\u{FFFD}");
-                    start = valid + len;
-                }
-            }
-        }
+        let start = give_text(&waiting, offset, &mut each, &mut invalid)?;
         offset += start;
         waiting.drain(..start);
     }
@@ -150,6 +103,37 @@ pub(crate) fn read_text(
         each("\u{FFFD}");
     }
     Ok(())
+}
+
+/// Gives `each` the text of `bytes`, read from `offset` on, and U+FFFD for each stretch of them
+/// that is not UTF-8, once `invalid` allows it; how many bytes it gave, less a character cut in
+/// two at the end, which the next read completes.
+fn give_text(
+    bytes: &[u8],
+    offset: usize,
+    each: &mut impl FnMut(&str),
+    invalid: &mut impl FnMut(usize) -> Result<(), Failure>,
+) -> Result<usize, Failure> {
+    let mut start = 0;
+    while start < bytes.len() {
+        match std::str::from_utf8(&bytes[start..]) {
+            Ok(text) => {
+                each(text);
+                return Ok(bytes.len());
+            }
+            Err(e) => {
+                let valid = start + e.valid_up_to();
+                each(std::str::from_utf8(&bytes[start..valid]).expect("valid up to here"));
+                let Some(len) = e.error_len() else {
+                    return Ok(valid);
+                };
+                invalid(offset + valid)?;
+                each("\u{FFFD}");
+                start = valid + len;
+            }
+        }
+    }
+    Ok(start)
 }
 
 /// Writes `bytes` to stdout and flushes it.

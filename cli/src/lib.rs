@@ -26,7 +26,6 @@ mod pending;
 mod relay;
 mod result;
 mod run;
-mod structured;
 
 use args::{Args, Command};
 

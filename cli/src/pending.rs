@@ -70,7 +70,7 @@ pub(crate) fn id_key(id: &RawValue) -> Option<String> {
 
 /// A string JSON value, decoded.
 pub(crate) fn string(value: &RawValue) -> Option<String> {
-    lenient::decode_string(value.get())
+    tool_output_cap::json::decode_string(value.get())
 }
 
 /// A call waiting for its result: the tool, and which result the response carries.

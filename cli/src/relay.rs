@@ -240,21 +240,10 @@ async fn server_to_host(
                 })
                 .await?;
             line = owned;
-            match response {
-                Response::Capped(capped) => {
-                    if line.starts_with(lenient::BOM) {
-                        writer.write_all(lenient::BOM).await?;
-                    }
-                    let end = &line[line.trim_ascii_end().len()..];
-                    writer.write_all(capped.as_bytes()).await?;
-                    writer.write_all(end).await?;
-                }
-                Response::Task(task) => {
-                    lock(&pending).note_task(task, tool);
-                    writer.write_all(&line).await?;
-                }
-                Response::Unchanged => writer.write_all(&line).await?,
+            if let Response::Task(task) = &response {
+                lock(&pending).note_task(task.clone(), tool);
             }
+            write_response(&mut writer, &line, response).await?;
         } else {
             writer.write_all(&line).await?;
         }
@@ -267,6 +256,26 @@ async fn server_to_host(
         }
     }
     writer.flush().await
+}
+
+/// Writes `response` to the server's `line` as the host gets it: the capped line with the
+/// line's own BOM and line end, or the line as it came.
+async fn write_response(
+    writer: &mut (impl AsyncWrite + Unpin),
+    line: &[u8],
+    response: Response,
+) -> std::io::Result<()> {
+    match response {
+        Response::Capped(capped) => {
+            if line.starts_with(lenient::BOM) {
+                writer.write_all(lenient::BOM).await?;
+            }
+            let end = &line[line.trim_ascii_end().len()..];
+            writer.write_all(capped.as_bytes()).await?;
+            writer.write_all(end).await
+        }
+        Response::Task(_) | Response::Unchanged => writer.write_all(line).await,
+    }
 }
 
 /// The most a line buffer keeps between lines: lines are mostly small.

@@ -6,10 +6,10 @@ use std::borrow::Cow;
 use indexmap::IndexMap;
 use serde_json::value::RawValue;
 use serde_json::Value;
-use tool_output_cap::{cut, Outcome, Tokenizer, ToolLimit, Truncation};
+use tool_output_cap::json::{cap_json, CutText};
+use tool_output_cap::{cut, Cut, Outcome, Tokenizer, ToolLimit, Truncation};
 
 use crate::pending::{string, Carries};
-use crate::structured::{cap_structured, CutText};
 
 /// A JSON object whose values are kept as they came, borrowed from the line, but those the cap
 /// writes anew: capping a line holds no copy of what it leaves.
@@ -103,17 +103,18 @@ fn cap_call_tool_result(
     };
     let mut figures = serde_json::Map::new();
     let mut text = None;
-    if let Some((content, cut_text)) = result
+    if let Some((content, joined, cut)) = result
         .get("content")
         .and_then(|content| cap_content(content, outcome, tool, limit, tokenizer))
     {
         result.insert("content".to_owned(), content);
-        figures.insert("content".to_owned(), json(cut_text.cut.truncation));
-        text = Some(cut_text);
+        figures.insert("content".to_owned(), json(cut.truncation));
+        text = Some((joined, cut));
     }
+    let known = text.as_ref().map(|(text, cut)| CutText { text, cut });
     if let Some((structured, truncation)) = result
         .get("structuredContent")
-        .and_then(|value| cap_structured(value, outcome, tool, limit, tokenizer, text))
+        .and_then(|value| cap_structured(value, outcome, tool, limit, tokenizer, known))
     {
         result.insert("structuredContent".to_owned(), Cow::Owned(structured));
         figures.insert("structuredContent".to_owned(), json(truncation));
@@ -136,7 +137,7 @@ fn cap_content<'a>(
     tool: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
-) -> Option<(Cow<'static, RawValue>, CutText<'a>)> {
+) -> Option<(Cow<'static, RawValue>, Cow<'a, str>, Cut)> {
     let Cow::Borrowed(content) = content else {
         return None;
     };
@@ -146,16 +147,7 @@ fn cap_content<'a>(
             .into_iter()
             .map(Cow::Borrowed)
             .collect();
-    let mut texts = Vec::new();
-    for (at, block) in blocks.iter().enumerate() {
-        let Some(block) = object(block) else { continue };
-        if block.get("type").and_then(|t| string(t)).as_deref() != Some("text") {
-            continue;
-        }
-        if let Some(text) = block.get("text").and_then(text_of) {
-            texts.push((at, block, text));
-        }
-    }
+    let mut texts = text_blocks(&blocks);
     let texts_len = texts
         .iter()
         .map(|(_, _, text)| text.len() + 1)
@@ -194,7 +186,50 @@ fn cap_content<'a>(
         .filter(|(at, _)| !removed.contains(at))
         .map(|(_, block)| block)
         .collect();
-    Some((raw(&blocks), CutText { text: joined, cut }))
+    Some((raw(&blocks), joined, cut))
+}
+
+/// `structuredContent` capped as [`cap_json`] caps it, with the cut recorded; `None` when it
+/// fits, or, with a warning, when it cannot be cut.
+fn cap_structured(
+    value: &RawValue,
+    outcome: Outcome,
+    tool: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+    known: Option<CutText<'_>>,
+) -> Option<(Box<RawValue>, Truncation)> {
+    match cap_json(value.get(), &outcome.limit(limit), tokenizer, known) {
+        Ok(Some((json, truncation))) => {
+            truncation.record(tool, outcome);
+            Some((RawValue::from_string(json).ok()?, truncation))
+        }
+        Ok(None) => None,
+        Err(error) => {
+            tracing::warn!(
+                tool,
+                tokens = error.tokens(),
+                max_tokens = limit.max_tokens(),
+                "structuredContent {error}; left whole"
+            );
+            None
+        }
+    }
+}
+
+/// The text blocks among `blocks`: where each is, its fields, and its text.
+fn text_blocks<'a>(blocks: &[Cow<'a, RawValue>]) -> Vec<(usize, Object<'a>, Cow<'a, str>)> {
+    let mut texts = Vec::new();
+    for (at, block) in blocks.iter().enumerate() {
+        let Some(block) = object(block) else { continue };
+        if block.get("type").and_then(|t| string(t)).as_deref() != Some("text") {
+            continue;
+        }
+        if let Some(text) = block.get("text").and_then(text_of) {
+            texts.push((at, block, text));
+        }
+    }
+    texts
 }
 
 /// The object `json`, its values borrowed from it.

@@ -40,7 +40,7 @@ pub(crate) fn run(args: &LimitArgs, tool: Option<&str>, command: &[String]) -> R
         .map_err(|e| Failure::io(format!("cannot wait for `{}`: {e}", command[0])))?;
     read?;
     capture.finish();
-    match capped(&capture, tool.unwrap_or(&command[0]), &limit, &config) {
+    match capped(&capture, tool.unwrap_or(&command[0]), &limit) {
         Some(capped) => write_stdout(capped.as_bytes())?,
         None => write_stdout(capture.held().as_bytes())?,
     }

@@ -13,15 +13,16 @@ pub(crate) fn crate_cap_seconds(
     text: String,
     max_tokens: usize,
     runs: usize,
-) -> f64 {
-    let limit = ToolLimit::new(max_tokens);
+) -> PyResult<f64> {
+    let limit = ToolLimit::new(max_tokens)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("max_tokens {e}")))?;
     let tokenizer = Encoding::O200kBase.tokenizer();
-    py.detach(|| {
+    Ok(py.detach(|| {
         let started = Instant::now();
         for _ in 0..runs {
             let capped = cut(&text, &limit, tokenizer).map(|cut| cut.capped(&text));
             std::hint::black_box(capped);
         }
         started.elapsed().as_secs_f64()
-    })
+    }))
 }

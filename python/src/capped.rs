@@ -37,12 +37,17 @@ impl Capped {
             let cut = find(utf8)?;
             Some((cut.capped(utf8), cut.truncation))
         }) else {
-            return Ok(Capped {
-                text: text.clone().unbind(),
-                truncation: None,
-            });
+            return Ok(Capped::unchanged(text));
         };
         Capped::new(py, &capped, Some(truncation))
+    }
+
+    /// `text` as it came: the same `str`.
+    pub(crate) fn unchanged(text: &Bound<'_, PyString>) -> Capped {
+        Capped {
+            text: text.clone().unbind(),
+            truncation: None,
+        }
     }
 
     pub(crate) fn new(

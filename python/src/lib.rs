@@ -4,7 +4,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
-use tool_output_cap::{Encoding, Keep, ToolLimit, ToolOutputLimits};
+use tool_output_cap::{Encoding, Keep, LimitError, ToolLimit, ToolOutputLimits};
 
 mod bench;
 mod capped;
@@ -35,31 +35,23 @@ fn cap(
     hint: Option<&str>,
     encoding: &str,
 ) -> PyResult<Capped> {
-    let mut limit =
-        ToolLimit::new(usize::try_from(max_tokens).unwrap_or(0))
-            .with_keep(parse::<Keep>("keep", keep)?);
+    fn refused(name: &'static str) -> impl Fn(LimitError) -> PyErr {
+        move |e| PyValueError::new_err(format!("{name} {e}"))
+    }
+    let max_tokens = ToolLimit::budget(max_tokens).map_err(refused("max_tokens"))?;
+    let mut limit = ToolLimit::new(max_tokens)
+        .map_err(refused("max_tokens"))?
+        .with_keep(parse::<Keep>("keep", keep)?);
     if let Some(hint) = hint {
-        limit = limit.with_hint(hint);
+        limit = limit.with_hint(hint).map_err(refused("hint"))?;
     }
     let limits = ToolOutputLimits::default()
         .with_encoding(parse::<Encoding>("encoding", encoding)?)
-        .with_default_limit(limit)
-        .map_err(|e| match e.key() {
-            Some(_) => PyValueError::new_err(format!("max_tokens {}", too_small(max_tokens))),
-            None => PyValueError::new_err(e.message().to_owned()),
-        })?;
+        .with_default_limit(limit);
     let limit = limits.default_limit();
     Capped::of(py, text, |text| {
         tool_output_cap::cut(text, limit, limits.tokenizer())
     })
-}
-
-/// What the crate says of a `max_tokens` under its least, negative ones included.
-fn too_small(max_tokens: i64) -> String {
-    format!(
-        "must be at least {} tokens (room for the note), found {max_tokens}",
-        ToolOutputLimits::MIN_MAX_TOKENS
-    )
 }
 
 /// `value` of the argument `name` as a keep or an encoding, or a `ValueError` naming both.

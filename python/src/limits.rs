@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use tool_output_cap::{Encoding, Keep, Manifest, Outcome, ToolLimit, ToolOutputLimits};
+use tool_output_cap::{Encoding, Keep, LimitError, Manifest, Outcome, ToolLimit, ToolOutputLimits};
 
 use crate::capped::{Capped, Truncation};
 use crate::parse;
@@ -42,7 +42,7 @@ impl Limits {
         tokenizer_file: Option<PathBuf>,
     ) -> PyResult<Limits> {
         let mut limits = ToolOutputLimits::new(tokens("default_max_tokens", default_max_tokens)?)
-            .map_err(manifest_error)?
+            .map_err(refused("default_max_tokens"))?
             .with_default_keep(parse::<Keep>("default_keep", default_keep)?);
         match (encoding, tokenizer_file) {
             (Some(_), Some(_)) => {
@@ -64,9 +64,7 @@ impl Limits {
                 ManifestError::new_err(format!("per_tool: {tool:?} is not a tool name"))
             })?;
             let limit = tool_limit(&tool, &limit, limits.default_limit())?;
-            limits = limits
-                .with_tool_limit(tool, limit)
-                .map_err(manifest_error)?;
+            limits = limits.with_tool_limit(tool, limit);
         }
         Ok(Limits(limits))
     }
@@ -117,6 +115,30 @@ impl Limits {
                 })
             })
             .collect()
+    }
+
+    /// `json`, the JSON text of a structured result of `tool_name` (its error if `error`),
+    /// capped to the tool's limit as compact JSON of the same shape (the crate's
+    /// `ToolOutputLimits::cap_json`): its longest string cut and ending with the note, or its
+    /// largest lists shortened. A value that no such cut makes fit is capped as text, so the
+    /// limit holds. `json` that is not JSON is a `ValueError`.
+    #[pyo3(signature = (tool_name, json, error = false))]
+    fn cap_json(
+        &self,
+        py: Python<'_>,
+        tool_name: &str,
+        json: &Bound<'_, PyString>,
+        error: bool,
+    ) -> PyResult<Capped> {
+        let utf8 = Text::of(json);
+        serde_json::from_str::<serde::de::IgnoredAny>(&utf8)
+            .map_err(|e| PyValueError::new_err(format!("json is not JSON: {e}")))?;
+        let outcome = outcome(error);
+        match py.detach(|| self.0.cap_json(tool_name, &utf8, outcome)) {
+            Ok(Some((capped, truncation))) => Capped::new(py, &capped, Some(truncation)),
+            Ok(None) => Ok(Capped::unchanged(json)),
+            Err(_) => Capped::of_read(py, json, &utf8, |text| self.0.cut(tool_name, text, outcome)),
+        }
     }
 
     /// `texts`, the parts of one output of `tool_name`, capped as one text joined by newlines:
@@ -187,7 +209,8 @@ fn tool_limit(tool: &str, value: &Bound<'_, PyAny>, default: &ToolLimit) -> PyRe
                 value.repr().map_or_else(|_| "?".into(), |r| r.to_string())
             ))
         })?;
-        return Ok(ToolLimit::new(tokens(&key(""), max)?).with_keep(default.keep()));
+        let limit = ToolLimit::new(tokens(&key(""), max)?).map_err(refused(&key("")))?;
+        return Ok(limit.with_keep(default.keep()));
     };
     let mut limit = default.clone();
     for (name, value) in table.iter() {
@@ -200,17 +223,21 @@ fn tool_limit(tool: &str, value: &Bound<'_, PyAny>, default: &ToolLimit) -> PyRe
             ))
         };
         limit = match name.as_str() {
-            "max_tokens" => limit.with_max_tokens(tokens(
-                &key,
-                value
-                    .extract()
-                    .map_err(|_| wrong("a whole number of tokens"))?,
-            )?),
+            "max_tokens" => limit
+                .with_max_tokens(tokens(
+                    &key,
+                    value
+                        .extract()
+                        .map_err(|_| wrong("a whole number of tokens"))?,
+                )?)
+                .map_err(refused(&key))?,
             "keep" => limit.with_keep(parse::<Keep>(
                 &key,
                 &value.extract::<String>().map_err(|_| wrong("a str"))?,
             )?),
-            "hint" => limit.with_hint(value.extract::<String>().map_err(|_| wrong("a str"))?),
+            "hint" => limit
+                .with_hint(value.extract::<String>().map_err(|_| wrong("a str"))?)
+                .map_err(refused(&key))?,
             _ => {
                 return Err(ManifestError::new_err(format!(
                     "{key} is not a key of a tool's limit: max_tokens, keep or hint"
@@ -221,15 +248,14 @@ fn tool_limit(tool: &str, value: &Bound<'_, PyAny>, default: &ToolLimit) -> PyRe
     Ok(limit)
 }
 
-/// `max_tokens`, the value of `key`, if it is at least the crate's least.
+/// `max_tokens`, the value of `key`, as a budget if the crate accepts it.
 fn tokens(key: &str, max_tokens: i64) -> PyResult<usize> {
-    match usize::try_from(max_tokens) {
-        Ok(n) if n >= ToolOutputLimits::MIN_MAX_TOKENS => Ok(n),
-        _ => Err(ManifestError::new_err(format!(
-            "{key} {}",
-            crate::too_small(max_tokens)
-        ))),
-    }
+    ToolLimit::budget(max_tokens).map_err(refused(key))
+}
+
+/// The error of a limit the crate refuses, naming the argument `key`.
+fn refused(key: &str) -> impl Fn(LimitError) -> PyErr + '_ {
+    move |e| ManifestError::new_err(format!("{key} {e}"))
 }
 
 /// The outcome a Python caller names with `error`.

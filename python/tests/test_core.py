@@ -264,3 +264,44 @@ def test_a_turn_shares_the_manifests_budget(tmp_path, listing):
     # Without a turn budget, each result is held to its own tool's limit.
     alone = toc.Limits(default_max_tokens=5000).cap_turn([("Glob", listing, False)] * 3)
     assert [c.truncation.max_tokens for c in alone] == [5000] * 3
+
+
+def test_cap_json_keeps_the_shape_of_a_structure(listing):
+    import json
+
+    files = listing.splitlines()
+    value = {"root": "/usr", "files": [{"path": path, "size": len(path)} for path in files]}
+    text = json.dumps(value)
+    limits = toc.Limits(per_tool={"Search": 400})
+    capped = limits.cap_json("Search", text)
+    assert toc.count(capped.text) <= 400 == capped.truncation.max_tokens
+    kept = json.loads(capped.text)
+    assert kept["root"] == "/usr"
+    items = kept["files"]
+    assert 0 < len(items) < len(files)
+    assert items[:-1] == value["files"][: len(items) - 1]
+    assert note_of(items[-1]["path"]) == capped.truncation.dropped_tokens
+
+    # An error keeps the end of its lists.
+    tail = json.loads(limits.cap_json("Search", text, error=True).text)["files"]
+    assert 2 < len(tail) < len(files)
+    assert tail[1:-1] == value["files"][-(len(tail) - 1) : -1]
+    assert tail[-1]["size"] == value["files"][-1]["size"]
+
+    small = json.dumps({"files": files[:3]})
+    assert limits.cap_json("Search", small).text is small
+
+
+def test_cap_json_caps_as_text_what_no_cut_of_the_structure_fits():
+    import json
+
+    fields = json.dumps({f"field_{i}": i for i in range(2000)})
+    capped = toc.Limits(default_max_tokens=200).cap_json("Stats", fields)
+    assert toc.count(capped.text) <= 200
+    assert fields.startswith(capped.text[: capped.text.rindex("\n")])
+    note_of(capped.text)
+
+
+def test_cap_json_refuses_text_that_is_not_json():
+    with pytest.raises(ValueError, match="json is not JSON: EOF while parsing"):
+        toc.Limits().cap_json("Search", '{"files": [')

@@ -12,6 +12,7 @@ pytest.importorskip("agents", reason="the OpenAI Agents adapter's tests need ope
 from agents import Agent, Runner, Usage, function_tool, set_tracing_disabled
 from agents.items import ModelResponse
 from agents.models.interface import Model
+from pydantic import BaseModel
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -83,12 +84,15 @@ def test_without_cap_tools_the_output_is_whole(listing):
     assert run([glob_returning(listing)], listing) == listing
 
 
-def test_a_value_is_capped_as_the_text_the_model_gets(listing):
-    files = listing.splitlines()
-    whole = run([glob_returning(files)], files)
+def test_a_value_is_capped_to_json_of_the_same_shape(listing):
+    files = [{"path": path, "size": len(path)} for path in listing.splitlines()]
     output = run(cap_tools([glob_returning(files)], toc.Limits(default_max_tokens=300)), files)
     assert toc.count(output) <= 300
-    assert whole.startswith(output[: output.rindex("\n")])
+    kept = json.loads(output)
+    assert 0 < len(kept) < len(files)
+    assert kept[:-1] == files[: len(kept) - 1]
+    assert kept[-1]["size"] == files[len(kept) - 1]["size"]
+    note_of(kept[-1]["path"])
 
 
 def test_an_output_within_its_limit_is_unchanged():
@@ -96,12 +100,24 @@ def test_an_output_within_its_limit_is_unchanged():
     assert run(cap_tools([glob_returning("src/lib.rs")], limits), None) == "src/lib.rs"
 
 
-def test_a_tool_with_an_output_schema_is_left_with_a_warning():
-    tool = glob_returning("x")
-    import dataclasses
+class Listing(BaseModel):
+    root: str
+    files: list[str]
 
-    schema = {"type": "object", "properties": {"n": {"type": "integer"}}}
-    tool = dataclasses.replace(tool, output_json_schema=schema)
-    with pytest.warns(UserWarning, match="'glob' has an output_json_schema"):
-        [same] = cap_tools([tool], toc.Limits())
-    assert same is tool
+
+def test_a_tool_with_an_output_schema_gets_a_capped_value_that_fits_the_schema(listing):
+    files = listing.splitlines()
+
+    @function_tool(output_type=Listing)
+    def glob(pattern: str) -> Listing:
+        """Lists the files matching `pattern`."""
+        return Listing(root="/usr", files=files)
+
+    assert glob.output_json_schema is not None
+    output = run(cap_tools([glob], toc.Limits(default_max_tokens=400)), None)
+    assert toc.count(output) <= 400
+    kept = Listing.model_validate_json(output)
+    assert kept.root == "/usr"
+    assert 0 < len(kept.files) < len(files)
+    assert kept.files[:-1] == files[: len(kept.files) - 1]
+    note_of(kept.files[-1])

@@ -53,14 +53,29 @@ def test_without_the_toolset_the_return_is_whole(listing):
     assert run_glob(lambda tools: tools, listing) == listing
 
 
-def test_a_structured_return_is_capped_as_the_json_the_model_sees(listing):
+def test_a_structured_return_is_capped_to_json_of_the_same_shape(listing):
     files = [{"path": path, "size": len(path)} for path in listing.splitlines()]
     whole = run_glob(lambda tools: tools, files)
     assert json.loads(whole) == files
     seen = run_glob(lambda tools: CappedToolset(tools, toc.Limits(default_max_tokens=500)), files)
     assert toc.count(seen) <= 500
-    assert note_of(seen) == toc.count(whole) - toc.cap(whole, 500).truncation.kept_tokens
-    assert whole.startswith(seen[: seen.rindex("\n")])
+    kept = json.loads(seen)
+    assert 0 < len(kept) < len(files)
+    assert kept[:-1] == files[: len(kept) - 1]
+    last = kept[-1]
+    assert last["size"] == files[len(kept) - 1]["size"]
+    assert 0 < note_of(last["path"]) < toc.count(whole)
+
+
+def test_a_structured_return_of_one_long_string_keeps_its_other_fields(listing):
+    result = {"pattern": "*", "matches": listing}
+    seen = run_glob(lambda tools: CappedToolset(tools, toc.Limits(default_max_tokens=500)), result)
+    assert toc.count(seen) <= 500
+    kept = json.loads(seen)
+    assert kept["pattern"] == "*"
+    text = kept["matches"]
+    note_of(text)
+    assert listing.startswith(text[: text.rindex("\n")])
 
 
 def test_a_return_within_its_limit_is_unchanged():

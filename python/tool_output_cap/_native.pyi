@@ -62,6 +62,10 @@ class Limits:
         self, tool_name: str, texts: Sequence[str], error: bool = False
     ) -> tuple[list[Optional[str]], Optional[Truncation]]:
         """The parts of one output capped as one text joined by newlines; None for a part cut out."""
+    def cap_json(self, tool_name: str, json: str, error: bool = False) -> Capped:
+        """The JSON text of a structured result capped to compact JSON of the same shape: its
+        longest string or its lists cut, the note ending a string; capped as text when no such
+        cut fits. Raises ValueError for text that is not JSON."""
     def cap_turn(self, results: Sequence[tuple[str, str, bool]]) -> list[Capped]:
         """One turn's results, each (tool_name, text, error), capped to their tools' limits and,
         with the manifest's max_tokens_per_turn, together within it."""

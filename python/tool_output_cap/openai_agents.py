@@ -14,9 +14,11 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import warnings
-from typing import Any, Iterable
+from typing import Any, Iterable, Optional
 
+import pydantic
 from agents import FunctionTool
 from agents.items import ItemHelpers
 from agents.tool import ToolOutputText
@@ -25,48 +27,78 @@ from ._native import Limits
 
 __all__ = ["cap_tools"]
 
+_JSON = pydantic.TypeAdapter(Any)
+
 
 def cap_tools(tools: Iterable[Any], limits: Limits) -> list[Any]:
     """`tools`, each `FunctionTool` wrapped so that its output is capped to the limit of its name.
 
-    A string output is capped as it is, a `ToolOutputText` has its text capped, and any other
-    value is capped as the text the model would be sent (`str` of it) when that is over.
-    Images and files are left as they are. Tools that are not `FunctionTool`s are returned as
-    they are. A tool with an `output_json_schema` is returned as it is, with a warning: a cut
-    JSON object would fail its schema.
+    A string output is capped as it is, and a `ToolOutputText` has its text capped. Any other
+    value over the limit is capped to JSON of the same shape (`Limits.cap_json`): its longest
+    string cut and ending with the note, or its largest lists shortened. A tool with an
+    `output_json_schema` gets that value back, which the SDK checks against the schema and sends
+    as JSON; any other tool gets the capped JSON text, in place of the `str` of the value that
+    the SDK would send. A value that is not JSON is capped as its `str`. Images and files are left
+    as they are, and tools that are not `FunctionTool`s are returned as they are.
     """
-    capped = []
-    for tool in tools:
-        if not isinstance(tool, FunctionTool):
-            capped.append(tool)
-        elif tool.output_json_schema is not None:
-            warnings.warn(
-                f"tool_output_cap: {tool.name!r} has an output_json_schema, so its output is not "
-                "capped (a cut JSON object would fail the schema)",
-                stacklevel=2,
-            )
-            capped.append(tool)
-        else:
-            capped.append(dataclasses.replace(tool, on_invoke_tool=_capping(tool, limits)))
-    return capped
+    return [
+        dataclasses.replace(tool, on_invoke_tool=_capping(tool, limits))
+        if isinstance(tool, FunctionTool)
+        else tool
+        for tool in tools
+    ]
 
 
 def _capping(tool: FunctionTool, limits: Limits) -> Any:
     invoke = tool.on_invoke_tool
     name = tool.name
+    structured = tool.output_json_schema is not None
 
     async def on_invoke_tool(ctx: Any, arguments: str) -> Any:
-        return _cap(limits, name, await invoke(ctx, arguments))
+        return _cap(limits, name, await invoke(ctx, arguments), structured)
 
     return on_invoke_tool
 
 
-def _cap(limits: Limits, name: str, output: Any) -> Any:
-    if isinstance(output, str):
+def _cap(limits: Limits, name: str, output: Any, structured: bool) -> Any:
+    if isinstance(output, str) and not structured:
         return limits.cap(name, output).text
     if isinstance(output, ToolOutputText):
         return output.model_copy(update={"text": limits.cap(name, output.text).text})
     if ItemHelpers._convert_tool_output_as_structured(output) is not None:
         return output
-    capped = limits.cap(name, str(output))
-    return output if capped.truncation is None else capped.text
+    # What the SDK sends: a schema's JSON, else the `str` of the value.
+    sent = _json_of(output) if structured else str(output)
+    if sent is None or limits.cap(name, sent).truncation is None:
+        return output
+    text = sent if structured else _json_of(output)
+    if text is None:
+        return limits.cap(name, sent).text
+    try:
+        capped = limits.cap_json(name, text)
+    except ValueError:
+        # A string that is not JSON, which the SDK refuses for a schema itself.
+        return output
+    if not structured:
+        return capped.text
+    try:
+        return json.loads(capped.text)
+    except ValueError:
+        warnings.warn(
+            f"tool_output_cap: the output of {name!r} is over its limit, and no cut of a string "
+            "or a list keeps it within it and of its output_json_schema's shape; left whole",
+            stacklevel=2,
+        )
+        return output
+
+
+def _json_of(output: Any) -> Optional[str]:
+    """`output` as the compact JSON the SDK writes for a tool with an output schema; `None` for a
+    value that is not JSON."""
+    if isinstance(output, str):
+        return output
+    try:
+        value = _JSON.dump_python(output, mode="json")
+    except (TypeError, ValueError, pydantic.PydanticSerializationError):
+        return None
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,10 +27,11 @@ __all__ = ["CappedToolset"]
 class CappedToolset(WrapperToolset):
     """Caps the return value of each tool of `wrapped` to the limit of its name in `limits`.
 
-    A string is capped as it is. Any other value is capped as the JSON text the model would be
-    sent (`ToolReturnPart.model_response_str`), and replaced by that text when it is over. A
-    `ToolReturn` has its `return_value` capped. A value with files (images, documents) is left as
-    it is: files are not text.
+    A string is capped as it is. Any other value is capped as the JSON the model would be sent
+    (`ToolReturnPart.model_response_str`), to JSON of the same shape (`Limits.cap_json`): its
+    longest string cut and ending with the note, or its largest lists shortened. It is replaced
+    by that value, which pydantic-ai sends as that JSON. A `ToolReturn` has its `return_value`
+    capped. A value with files (images, documents) is left as it is: files are not text.
     """
 
     limits: Limits = field(default_factory=Limits)
@@ -48,5 +50,11 @@ class CappedToolset(WrapperToolset):
         part = ToolReturnPart(tool_name=name, content=value)
         if part.files:
             return value
-        capped = self.limits.cap(name, part.model_response_str())
-        return value if capped.truncation is None else capped.text
+        capped = self.limits.cap_json(name, part.model_response_str())
+        if capped.truncation is None:
+            return value
+        try:
+            return json.loads(capped.text)
+        except ValueError:
+            # No cut of a string or a list made it fit, and it was capped as text.
+            return capped.text

@@ -120,7 +120,7 @@ impl Tokenizer for BpeOpenai {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{LONG_RUN, RUN_BLOCK};
+    use super::super::segments::{LONG_RUN, RUN_BLOCK};
     use super::*;
 
     fn bpe() -> &'static bpe_openai::byte_pair_encoding::BytePairEncoding {

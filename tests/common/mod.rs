@@ -31,7 +31,7 @@ pub fn assert_capped(original: &str, output: &ToolOutput, max_tokens: usize) -> 
         original,
         &output.content,
         &truncation,
-        &ToolLimit::new(max_tokens),
+        &ToolLimit::new(max_tokens).unwrap(),
     );
     truncation
 }

@@ -1,0 +1,166 @@
+//! How a capped output is laid out: the kept parts, the cut marker and the note, each line of
+//! its own, and where a cut falls ([`Cut`]).
+
+#[cfg(doc)]
+use crate::cap::{cap, cut, cut_leaving_room};
+use crate::limit::Keep;
+use crate::tool::Truncation;
+
+/// The line that stands where [`Keep::HeadTail`] cut out the middle of an output.
+pub const CUT_MARKER: &str = "[... cut here ...]";
+
+/// What puts a line that follows `text` on a line of its own: a newline, or nothing when `text`
+/// is empty or already ends with one. The cut marker and the note follow what they follow so,
+/// with no blank line before them.
+pub fn line_break_after(text: &str) -> &'static str {
+    if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    }
+}
+
+/// The note that ends a truncated output, without the newline before it.
+pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
+    match hint {
+        Some(hint) => {
+            format!("truncated: {dropped_tokens} tokens dropped, refine your query: {hint}")
+        }
+        None => format!("truncated: {dropped_tokens} tokens dropped, refine your query"),
+    }
+}
+
+/// Where an output over its limit is cut, and the note that ends it: what [`cut`] finds and
+/// [`cap`] applies.
+///
+/// The capped output is `content[..head_end]`, then with [`Keep::HeadTail`] the line
+/// [`CUT_MARKER`], then `content[tail_start..]`, and the note last, the marker and the note each
+/// on a line of its own ([`line_break_after`]): for [`Keep::Head`] `tail_start` is the
+/// content's length, for [`Keep::Tail`] `head_end` is 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cut {
+    /// The end of the kept head, a char boundary of the content.
+    pub head_end: usize,
+    /// The start of the kept tail, a char boundary of the content.
+    pub tail_start: usize,
+    /// The lines that end the capped output, without the newline before them: the line that
+    /// closes a Markdown code fence the kept text leaves open, if it leaves one, and the note,
+    /// then the suffix of [`cut_leaving_room`], if any.
+    pub note: String,
+    /// The figures of the cut.
+    pub truncation: Truncation,
+}
+
+impl Cut {
+    /// Whether the line [`CUT_MARKER`] stands between the head and the tail.
+    pub fn has_marker(&self) -> bool {
+        self.truncation.keep == Keep::HeadTail
+    }
+
+    /// The capped output of `content`, the text this cut was found in, built from the parts it
+    /// keeps: what [`apply`](Self::apply) leaves in place.
+    pub fn capped(&self, content: &str) -> String {
+        lay_out(
+            &content[..self.head_end],
+            self.has_marker(),
+            &content[self.tail_start..],
+            &self.note,
+        )
+    }
+
+    /// Cuts `content`, the text this cut was found in, in place.
+    pub fn apply(&self, content: &mut String) {
+        match self.truncation.keep {
+            Keep::Head => content.truncate(self.head_end),
+            Keep::Tail => content.replace_range(..self.tail_start, ""),
+            Keep::HeadTail => {
+                let marker = format!(
+                    "{}{CUT_MARKER}\n",
+                    line_break_after(&content[..self.head_end])
+                );
+                content.replace_range(self.head_end..self.tail_start, &marker);
+            }
+        }
+        content.push_str(line_break_after(content));
+        content.push_str(&self.note);
+    }
+
+    /// The kept text of each of several texts that were cut as one: `joined` is the texts
+    /// joined by newlines, the text this cut was found in, and `lengths` their lengths in
+    /// bytes. `None` stands for a text wholly cut out. The kept texts joined by newlines are
+    /// [`capped`](Self::capped): the marker ends the head's last text, or stands in the text
+    /// the middle was cut from, and the note ends the last text kept.
+    ///
+    /// For outputs made of several texts, such as an MCP result's text blocks, that are
+    /// counted as one.
+    ///
+    /// ```
+    /// use tool_output_cap::{cut, Encoding, ToolLimit};
+    ///
+    /// let blocks: Vec<String> = (0..3).map(|b| (0..400).map(|i| format!("{b}/{i}\n")).collect()).collect();
+    /// let joined = blocks.join("\n");
+    /// let cut = cut(&joined, &ToolLimit::new(500)?, Encoding::O200kBase.tokenizer()).unwrap();
+    /// let kept = cut.split(&joined, &blocks.iter().map(String::len).collect::<Vec<_>>());
+    /// assert!(kept[0].is_some() && kept[2].is_none());
+    /// let kept: Vec<String> = kept.into_iter().flatten().collect();
+    /// assert_eq!(kept.join("\n"), cut.capped(&joined));
+    /// # Ok::<(), tool_output_cap::LimitError>(())
+    /// ```
+    pub fn split(&self, joined: &str, lengths: &[usize]) -> Vec<Option<String>> {
+        let keep = self.truncation.keep;
+        let mut kept = Vec::with_capacity(lengths.len());
+        let (mut start, mut last_head, mut marked) = (0, None, false);
+        for (text, &len) in lengths.iter().enumerate() {
+            let end = start + len;
+            let head = (keep != Keep::Tail && start <= self.head_end)
+                .then(|| &joined[start..end.min(self.head_end)]);
+            let tail = (keep != Keep::Head && end >= self.tail_start)
+                .then(|| &joined[start.max(self.tail_start)..end]);
+            kept.push(match (head, tail) {
+                (Some(head), Some(tail)) => {
+                    marked = true;
+                    Some(format!(
+                        "{head}{}{CUT_MARKER}\n{tail}",
+                        line_break_after(head)
+                    ))
+                }
+                (Some(head), None) => {
+                    last_head = Some(text);
+                    Some(head.to_owned())
+                }
+                (None, Some(tail)) => Some(tail.to_owned()),
+                (None, None) => None,
+            });
+            start = end + 1;
+        }
+        // A head and a tail in different texts: the marker ends the head's last text.
+        if let Some(text) = last_head
+            .filter(|_| self.has_marker() && !marked)
+            .and_then(|text| kept[text].as_mut())
+        {
+            text.push_str(line_break_after(text));
+            text.push_str(CUT_MARKER);
+        }
+        if let Some(last) = kept.iter_mut().rev().find_map(Option::as_mut) {
+            last.push_str(line_break_after(last));
+            last.push_str(&self.note);
+        }
+        kept
+    }
+}
+
+/// `head`, the line [`CUT_MARKER`] if there is a `marker`, `tail`, then `note`, each line after
+/// a part on a line of its own.
+pub(crate) fn lay_out(head: &str, marker: bool, tail: &str, note: &str) -> String {
+    let mut capped = String::with_capacity(head.len() + tail.len() + note.len() + 32);
+    capped.push_str(head);
+    if marker {
+        capped.push_str(line_break_after(head));
+        capped.push_str(CUT_MARKER);
+        capped.push('\n');
+    }
+    capped.push_str(tail);
+    capped.push_str(line_break_after(&capped));
+    capped.push_str(note);
+    capped
+}

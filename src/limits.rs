@@ -1,0 +1,275 @@
+//! The limits in force: every tool's, each tool's own, and a turn's, with the tokenizer they
+//! count with, and the caps that apply them.
+
+use std::collections::BTreeMap;
+#[cfg(feature = "hf")]
+use std::path::Path;
+#[cfg(feature = "hf")]
+use std::sync::Arc;
+
+use crate::layout::Cut;
+use crate::limit::{Keep, LimitError, ToolLimit};
+#[cfg(feature = "hf")]
+use crate::tokenizer::HfTokenizer;
+use crate::tokenizer::{Encoding, Tokenizer, TokenizerRef};
+use crate::tool::{Outcome, Truncation};
+use crate::truncate::cap_text;
+
+/// Token limits on tool outputs, for every tool, per tool, and per turn.
+///
+/// ```toml
+/// [worker.tool_output]
+/// default_max_tokens = 5000     # every tool; 5000 when omitted
+/// default_keep = "head"         # "head", "tail" or "head_tail"; "head" when omitted
+/// encoding = "o200k_base"       # or "cl100k_base"; o200k_base when omitted
+/// max_tokens_per_turn = 20000   # all the outputs of one turn; no turn budget when omitted
+///
+/// [worker.tool_output.per_tool]
+/// Read = 8000
+/// Bash = { max_tokens = 6000, keep = "head_tail" }
+/// Glob = { max_tokens = 3000, hint = "use a narrower pattern, e.g. src/**/*.rs" }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolOutputLimits {
+    pub(crate) default: ToolLimit,
+    pub(crate) per_tool: BTreeMap<String, ToolLimit>,
+    pub(crate) encoding: Encoding,
+    pub(crate) max_tokens_per_turn: Option<usize>,
+    #[cfg(feature = "hf")]
+    tokenizer_file: Option<TokenizerFile>,
+}
+
+/// A loaded `tokenizer.json`, the same as another when it was read from the same path.
+#[cfg(feature = "hf")]
+#[derive(Debug, Clone)]
+struct TokenizerFile(Arc<HfTokenizer>);
+
+#[cfg(feature = "hf")]
+impl PartialEq for TokenizerFile {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.path() == other.0.path()
+    }
+}
+
+#[cfg(feature = "hf")]
+impl Eq for TokenizerFile {}
+
+impl Default for ToolOutputLimits {
+    /// 5000 tokens for every tool, keeping the head, counted in `o200k_base`; no turn budget.
+    fn default() -> Self {
+        ToolOutputLimits {
+            default: ToolLimit {
+                max_tokens: Self::DEFAULT_MAX_TOKENS,
+                keep: Keep::Head,
+                hint: None,
+            },
+            per_tool: BTreeMap::new(),
+            encoding: Encoding::default(),
+            max_tokens_per_turn: None,
+            #[cfg(feature = "hf")]
+            tokenizer_file: None,
+        }
+    }
+}
+
+impl ToolOutputLimits {
+    /// The limit of a tool the manifest says nothing about.
+    pub const DEFAULT_MAX_TOKENS: usize = 5000;
+
+    /// `default_max_tokens` for every tool; an error under [`ToolLimit::MIN_MAX_TOKENS`].
+    pub fn new(default_max_tokens: usize) -> Result<Self, LimitError> {
+        Ok(ToolOutputLimits {
+            default: ToolLimit::new(default_max_tokens)?,
+            ..Self::default()
+        })
+    }
+
+    /// Gives tools without a limit of their own `limit`.
+    #[must_use]
+    pub fn with_default_limit(mut self, limit: ToolLimit) -> Self {
+        self.default = limit;
+        self
+    }
+
+    /// Keeps `keep` of the outputs of tools without a limit of their own, and of tools given
+    /// one with [`with_tool`](Self::with_tool) afterwards.
+    #[must_use]
+    pub fn with_default_keep(mut self, keep: Keep) -> Self {
+        self.default = self.default.with_keep(keep);
+        self
+    }
+
+    /// Gives `tool` a limit of `max_tokens`, keeping what the default keeps; an error under
+    /// [`ToolLimit::MIN_MAX_TOKENS`].
+    pub fn with_tool(self, tool: impl Into<String>, max_tokens: usize) -> Result<Self, LimitError> {
+        let limit = ToolLimit::new(max_tokens)?.with_keep(self.default.keep());
+        Ok(self.with_tool_limit(tool, limit))
+    }
+
+    /// Gives `tool` its own [`ToolLimit`].
+    #[must_use]
+    pub fn with_tool_limit(mut self, tool: impl Into<String>, limit: ToolLimit) -> Self {
+        self.per_tool.insert(tool.into(), limit);
+        self
+    }
+
+    /// Caps the outputs of one turn together to `max_tokens`; an error under
+    /// [`ToolLimit::MIN_MAX_TOKENS`].
+    pub fn with_max_tokens_per_turn(mut self, max_tokens: usize) -> Result<Self, LimitError> {
+        self.max_tokens_per_turn = Some(ToolLimit::new(max_tokens)?.max_tokens());
+        Ok(self)
+    }
+
+    /// Counts tokens in `encoding`'s vocabulary (and with no tokenizer file).
+    #[must_use]
+    pub fn with_encoding(mut self, encoding: Encoding) -> Self {
+        self.encoding = encoding;
+        #[cfg(feature = "hf")]
+        {
+            self.tokenizer_file = None;
+        }
+        self
+    }
+
+    /// The limit of `tool`'s outputs: its own, or the default.
+    pub fn limit_for(&self, tool: &str) -> &ToolLimit {
+        self.per_tool.get(tool).unwrap_or(&self.default)
+    }
+
+    /// The token limit of `tool`'s outputs, note included.
+    pub fn max_tokens_for(&self, tool: &str) -> usize {
+        self.limit_for(tool).max_tokens()
+    }
+
+    /// The limit of tools without one of their own.
+    pub fn default_limit(&self) -> &ToolLimit {
+        &self.default
+    }
+
+    /// The tools with a limit of their own, by name.
+    pub fn per_tool(&self) -> impl Iterator<Item = (&str, &ToolLimit)> {
+        self.per_tool
+            .iter()
+            .map(|(tool, limit)| (tool.as_str(), limit))
+    }
+
+    /// The budget of all the outputs of one turn together, if there is one.
+    pub fn max_tokens_per_turn(&self) -> Option<usize> {
+        self.max_tokens_per_turn
+    }
+
+    /// The vocabulary tokens are counted in, unless a `tokenizer_file`
+    /// is given.
+    pub fn encoding(&self) -> Encoding {
+        self.encoding
+    }
+
+    /// Counts tokens with the model's own tokenizer, from the `tokenizer.json` at `path`, loaded
+    /// once per process and path ([`HfTokenizer::shared`]).
+    #[cfg(feature = "hf")]
+    pub fn with_tokenizer_file(
+        mut self,
+        path: impl AsRef<Path>,
+    ) -> Result<Self, crate::TokenizerFileError> {
+        self.tokenizer_file = Some(TokenizerFile(HfTokenizer::shared(path)?));
+        Ok(self)
+    }
+
+    /// The `tokenizer.json` tokens are counted with, if one is given.
+    #[cfg(feature = "hf")]
+    pub fn tokenizer_file(&self) -> Option<&Path> {
+        self.tokenizer_file.as_ref().map(|file| file.0.path())
+    }
+
+    /// The tokenizer these limits count with: the tokenizer file's, or the encoding's with the
+    /// default engine ([`Encoding::tokenizer`]).
+    pub fn tokenizer(&self) -> &dyn Tokenizer {
+        #[cfg(feature = "hf")]
+        if let Some(TokenizerFile(tokenizer)) = &self.tokenizer_file {
+            return tokenizer.as_ref();
+        }
+        self.encoding.tokenizer()
+    }
+
+    /// Caps `text`, an output of `tool`, to the tool's limit, counting with
+    /// [`tokenizer`](Self::tokenizer), and emits the truncation event as the layer does
+    /// ([`Truncation::record`]). For a caller that holds outputs as plain text, not as
+    /// [`ToolOutput`](crate::ToolOutput)s.
+    ///
+    /// ```
+    /// use tool_output_cap::ToolOutputLimits;
+    ///
+    /// let limits = ToolOutputLimits::default().with_tool("Grep", 100)?;
+    /// let mut matches: String = (0..1000).map(|i| format!("src/lib.rs:{i}: return x;\n")).collect();
+    /// let truncation = limits.cap("Grep", &mut matches).expect("over 100 tokens");
+    /// assert_eq!(truncation.max_tokens, 100);
+    /// assert!(matches.ends_with("tokens dropped, refine your query"));
+    /// # Ok::<(), tool_output_cap::ManifestError>(())
+    /// ```
+    pub fn cap(&self, tool: &str, text: &mut String) -> Option<Truncation> {
+        cap_text(
+            tool,
+            text,
+            self.limit_for(tool),
+            self.tokenizer(),
+            Outcome::Output,
+        )
+    }
+
+    /// Caps `message`, an error of `tool`, to the tool's limit, keeping its end as the layer does
+    /// for a [`ToolError`](crate::ToolError), and emits the truncation event.
+    pub fn cap_error(&self, tool: &str, message: &mut String) -> Option<Truncation> {
+        cap_text(
+            tool,
+            message,
+            self.limit_for(tool),
+            self.tokenizer(),
+            Outcome::Error,
+        )
+    }
+
+    /// Caps `texts`, the parts of one result of `tool` that was its `outcome`, taken
+    /// together as one text joined by newlines: what [`Cut::split`](crate::Cut::split) keeps of
+    /// each, `None` for a part wholly cut out, and the truncation, which it emits as
+    /// [`cap`](Self::cap) does. `None` when they fit.
+    ///
+    /// ```
+    /// use tool_output_cap::{Outcome, ToolOutputLimits};
+    ///
+    /// let limits = ToolOutputLimits::new(100)?;
+    /// let block: String = (0..200).map(|i| format!("match {i}\n")).collect();
+    /// let (kept, truncation) = limits.cap_texts("Grep", &[&block, &block], Outcome::Output).unwrap();
+    /// assert!(kept[0].as_deref().unwrap().ends_with("tokens dropped, refine your query"));
+    /// assert_eq!((kept[1].as_deref(), truncation.max_tokens), (None, 100));
+    /// # Ok::<(), tool_output_cap::ManifestError>(())
+    /// ```
+    pub fn cap_texts(
+        &self,
+        tool: &str,
+        texts: &[&str],
+        outcome: Outcome,
+    ) -> Option<(Vec<Option<String>>, Truncation)> {
+        let joined = texts.join("\n");
+        let cut = self.cut(tool, &joined, outcome)?;
+        cut.truncation.record(tool, outcome);
+        let lengths: Vec<usize> = texts.iter().map(|text| text.len()).collect();
+        Some((cut.split(&joined, &lengths), cut.truncation))
+    }
+
+    /// Where [`cap`](Self::cap) would cut `text`, a result of `tool` that was its `outcome`
+    /// ([`cap_error`](Self::cap_error) for an error), without cutting it or emitting the event:
+    /// `None` if it fits. For a caller that builds the capped text itself
+    /// ([`Cut::capped`](crate::Cut::capped)).
+    pub fn cut(&self, tool: &str, text: &str, outcome: Outcome) -> Option<Cut> {
+        crate::cut(text, &outcome.limit(self.limit_for(tool)), self.tokenizer())
+    }
+
+    /// The tokenizer these limits count with, as the layer holds it.
+    pub(crate) fn tokenizer_ref(&self) -> TokenizerRef {
+        #[cfg(feature = "hf")]
+        if let Some(TokenizerFile(tokenizer)) = &self.tokenizer_file {
+            return TokenizerRef::Shared(Arc::clone(tokenizer) as _);
+        }
+        TokenizerRef::Static(self.encoding.tokenizer())
+    }
+}

@@ -1,0 +1,146 @@
+//! Finding a prefix within a budget from a text's segments, each counted on its own, and
+//! counting long runs of one character by their blocks.
+
+use super::{floor_char_boundary, Encoding, Prefix, Tokenizer};
+
+/// Where a backend cuts the segment that crosses the budget.
+pub(super) struct SegmentCut {
+    /// Where the kept text ends in the whole text, maybe inside a character.
+    pub(super) end: usize,
+    /// A piece start inside the segment, before `end`, and the number of the segment's tokens
+    /// before it, if the backend knows one.
+    pub(super) piece_start: Option<(usize, usize)>,
+}
+
+/// The prefix of `text` within `max_tokens`, from its consecutive `segments`, each with its
+/// tokens (anything `len` can count) and each split from the next where the pre-tokenizer splits.
+/// `cut` says where to cut the segment that crosses the budget, given its offset in `text`, the
+/// segment, its tokens and the room left.
+///
+/// The kept text is then counted again from the last piece start before the cut: cutting can
+/// change how the last pieces split (a white-space run that ended before a word can run on to the
+/// cut), but never anything before a piece start.
+pub(super) fn prefix_over<'a, T>(
+    tokenizer: &impl Tokenizer,
+    encoding: Encoding,
+    text: &'a str,
+    max_tokens: usize,
+    segments: impl Iterator<Item = (&'a str, T)>,
+    len: impl Fn(&T) -> usize,
+    cut: impl FnOnce(usize, &'a str, T, usize) -> SegmentCut,
+) -> Prefix {
+    let (mut total_tokens, mut offset) = (0, 0);
+    let mut last_piece_start = (0, 0);
+    let mut cut = Some(cut);
+    let mut kept = None;
+    for (segment, tokens) in segments {
+        let segment_tokens = len(&tokens);
+        if encoding.starts_piece(text, offset) {
+            last_piece_start = (offset, total_tokens);
+        }
+        if total_tokens + segment_tokens > max_tokens {
+            if let Some(cut) = cut.take() {
+                let SegmentCut { end, piece_start } =
+                    cut(offset, segment, tokens, max_tokens - total_tokens);
+                let (start, before) = piece_start
+                    .map_or(last_piece_start, |(at, before)| (at, total_tokens + before));
+                kept = Some(count_from(tokenizer, text, start, before, end, max_tokens));
+            }
+        }
+        total_tokens += segment_tokens;
+        offset += segment.len();
+    }
+    let (len, tokens) = kept.unwrap_or((text.len(), total_tokens));
+    Prefix {
+        len,
+        tokens,
+        total_tokens,
+    }
+}
+
+/// The kept length and tokens of `text[..end]`, where `text[..start]` is `before` tokens and
+/// `start` is a piece start; cut again if it is over `max_tokens`.
+fn count_from(
+    tokenizer: &impl Tokenizer,
+    text: &str,
+    start: usize,
+    before: usize,
+    end: usize,
+    max_tokens: usize,
+) -> (usize, usize) {
+    let rest = &text[start..floor_char_boundary(text, end)];
+    match tokenizer.count(rest) {
+        tokens if before + tokens <= max_tokens => (start + rest.len(), before + tokens),
+        // Re-encoding a cut piece can give more tokens than the prefix it was cut from.
+        _ => {
+            let prefix = tokenizer.prefix(rest, max_tokens - before);
+            (start + prefix.len, before + prefix.tokens)
+        }
+    }
+}
+
+/// A text of one character repeated this many times or more is counted by [`count_long_run`].
+pub(super) const LONG_RUN: usize = 4096;
+/// BPE merges such a run into blocks of up to this many characters from its start.
+pub(super) const RUN_BLOCK: usize = 128;
+/// How far from its end such a run may merge differently from its middle, in characters.
+const RUN_TAIL: usize = 1024;
+
+/// The tokens of `text`, if it is one long run of one character, from the tokens of two short
+/// runs of it.
+///
+/// BPE merges a run of one repeated character pairwise from its start, into blocks of a power of
+/// two of it up to 128, and differently only near its end. So the run is so many blocks of 128
+/// and a tail of 1024 to 1151 of it that holds whatever the end changes. Encoding the whole run
+/// instead costs tiktoken-rs 0.3 s a MB or more, and bpe-openai up to ten times a listing of the
+/// same size (tabs make its encoder backtrack at every token). A run of digits is many pieces of
+/// up to three, so it is left alone.
+pub(super) fn count_long_run(text: &str, count: impl Fn(&str) -> usize) -> Option<usize> {
+    let c = text.chars().next().filter(|c| !c.is_numeric())?;
+    let width = c.len_utf8();
+    let chars = text.len() / width;
+    let repeated = chars >= LONG_RUN
+        && text.len() % width == 0
+        && text
+            .as_bytes()
+            .chunks_exact(width)
+            .all(|chunk| chunk == &text.as_bytes()[..width]);
+    if !repeated {
+        return None;
+    }
+    let blocks = (chars - RUN_TAIL) / RUN_BLOCK;
+    let run = |chars| std::iter::repeat_n(c, chars).collect::<String>();
+    Some(blocks * count(&run(RUN_BLOCK)) + count(&run(chars - blocks * RUN_BLOCK)))
+}
+
+/// The sum of `tokens` if it is at most `max_tokens`, else `None`, stopping at the first part
+/// that goes over.
+pub(super) fn sum_within(
+    mut tokens: impl Iterator<Item = usize>,
+    max_tokens: usize,
+) -> Option<usize> {
+    tokens.try_fold(0, |sum, tokens| {
+        Some(sum + tokens).filter(|&sum| sum <= max_tokens)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_long_runs_of_one_non_digit_are_counted_by_blocks() {
+        let count = |text: &str| text.len();
+        assert_eq!(
+            count_long_run(&"é".repeat(LONG_RUN), count),
+            Some(2 * LONG_RUN)
+        );
+        assert_eq!(count_long_run(&"é".repeat(LONG_RUN - 1), count), None);
+        assert_eq!(
+            count_long_run(&format!("{}è", "é".repeat(LONG_RUN)), count),
+            None
+        );
+        assert_eq!(count_long_run(&"7".repeat(LONG_RUN), count), None);
+        assert_eq!(count_long_run("", count), None);
+    }
+}
