@@ -476,3 +476,76 @@ fn limits_cap_a_text_with_its_tools_limit_and_an_error_keeping_its_end() {
     assert_eq!(limits.cap("Glob", &mut small), None);
     assert_eq!(small, "ok");
 }
+
+#[test]
+fn a_section_given_as_data_is_checked_as_the_manifests_is() {
+    use serde_json::json;
+    let cases = [
+        ("default_max_tokens = 10", json!({"default_max_tokens": 10})),
+        (
+            "default_max_tokens = 1.5",
+            json!({"default_max_tokens": 1.5}),
+        ),
+        (
+            "default_keep = \"middle\"",
+            json!({"default_keep": "middle"}),
+        ),
+        ("encoding = \"p50k_base\"", json!({"encoding": "p50k_base"})),
+        (
+            "default_max_token = 5000",
+            json!({"default_max_token": 5000}),
+        ),
+        ("per_tool = 5", json!({"per_tool": 5})),
+        (
+            "[worker.tool_output.per_tool]\nGrep = \"500\"",
+            json!({"per_tool": {"Grep": "500"}}),
+        ),
+        (
+            "[worker.tool_output.per_tool]\nGrep = { hint = \"a\\nb\" }",
+            json!({"per_tool": {"Grep": {"hint": "a\nb"}}}),
+        ),
+        (
+            "[worker.tool_output.per_tool]\nGrep = { max_token = 500 }",
+            json!({"per_tool": {"Grep": {"max_token": 500}}}),
+        ),
+    ];
+    for (lines, data) in cases {
+        let from_file = error(&format!("[worker.tool_output]\n{lines}\n"));
+        let from_data = ToolOutputLimits::from_section(data).unwrap_err();
+        assert_eq!(from_data.message(), from_file.message(), "{lines}");
+        assert_eq!(
+            from_file.key().map(str::to_owned),
+            from_data
+                .key()
+                .map(|key| format!("worker.tool_output.{key}")),
+            "{lines}"
+        );
+        assert_eq!((from_data.line(), from_data.column()), (None, None));
+    }
+
+    let from_file = Manifest::from_toml_str(STRATEGIES).unwrap().worker.limits();
+    let data = json!({
+        "default_max_tokens": 4000,
+        "default_keep": "tail",
+        "max_tokens_per_turn": 20000,
+        "per_tool": {
+            "Read": 8000,
+            "Bash": {"max_tokens": 6000, "keep": "head_tail"},
+            "Glob": {"keep": "head", "hint": "use a narrower pattern, e.g. src/**/*.rs"},
+            "Grep": {"max_tokens": 3000},
+        },
+    });
+    let from_data = ToolOutputLimits::from_section(data).unwrap();
+    assert_eq!(from_data, from_file);
+    for tool in ["Glob", "Bash", "Read", "Grep", "Other"] {
+        assert_eq!(
+            from_data.limit_for(tool),
+            from_file.limit_for(tool),
+            "{tool}"
+        );
+    }
+    assert_eq!(
+        from_data.max_tokens_per_turn(),
+        from_file.max_tokens_per_turn()
+    );
+}

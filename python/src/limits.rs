@@ -5,10 +5,9 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
-use tool_output_cap::{Encoding, Keep, LimitError, Manifest, Outcome, ToolLimit, ToolOutputLimits};
+use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
 use crate::capped::{Capped, Truncation};
-use crate::parse;
 use crate::text::Text;
 
 pyo3::create_exception!(
@@ -33,40 +32,43 @@ pub(crate) struct Limits(ToolOutputLimits);
 #[pymethods]
 impl Limits {
     #[new]
-    #[pyo3(signature = (default_max_tokens = 5000, default_keep = "head", per_tool = None, encoding = None, tokenizer_file = None))]
+    #[pyo3(signature = (default_max_tokens = None, default_keep = None, per_tool = None, encoding = None, tokenizer_file = None, max_tokens_per_turn = None))]
     fn new(
-        default_max_tokens: i64,
-        default_keep: &str,
-        per_tool: Option<&Bound<'_, PyDict>>,
-        encoding: Option<&str>,
+        py: Python<'_>,
+        default_max_tokens: Option<&Bound<'_, PyAny>>,
+        default_keep: Option<&Bound<'_, PyAny>>,
+        per_tool: Option<&Bound<'_, PyAny>>,
+        encoding: Option<&Bound<'_, PyAny>>,
         tokenizer_file: Option<PathBuf>,
+        max_tokens_per_turn: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Limits> {
-        let mut limits = ToolOutputLimits::new(tokens("default_max_tokens", default_max_tokens)?)
-            .map_err(refused("default_max_tokens"))?
-            .with_default_keep(parse::<Keep>("default_keep", default_keep)?);
-        match (encoding, tokenizer_file) {
-            (Some(_), Some(_)) => {
-                return Err(ManifestError::new_err(
-                    "tokenizer_file cannot be given with encoding: tokens are counted in one \
-                     vocabulary",
-                ))
+        // The arguments are the manifest's section, which the crate reads as it reads the file.
+        let section = PyDict::new(py);
+        let given = [
+            ("default_max_tokens", default_max_tokens),
+            ("default_keep", default_keep),
+            ("per_tool", per_tool),
+            ("encoding", encoding),
+            ("max_tokens_per_turn", max_tokens_per_turn),
+        ];
+        for (key, value) in given {
+            if let Some(value) = value {
+                section.set_item(key, value)?;
             }
-            (Some(encoding), None) => {
-                limits = limits.with_encoding(parse::<Encoding>("encoding", encoding)?);
-            }
-            (None, Some(path)) => {
-                limits = limits.with_tokenizer_file(path).map_err(manifest_error)?;
-            }
-            (None, None) => {}
         }
-        for (tool, limit) in per_tool.into_iter().flat_map(|per_tool| per_tool.iter()) {
-            let tool: String = tool.extract().map_err(|_| {
-                ManifestError::new_err(format!("per_tool: {tool:?} is not a tool name"))
+        if let Some(path) = tokenizer_file {
+            let path = path.to_str().ok_or_else(|| {
+                ManifestError::new_err(format!("tokenizer_file {path:?} is not UTF-8"))
             })?;
-            let limit = tool_limit(&tool, &limit, limits.default_limit())?;
-            limits = limits.with_tool_limit(tool, limit);
+            section.set_item("tokenizer_file", path)?;
         }
-        Ok(Limits(limits))
+        let mut section = pythonize::Depythonizer::from_object(section.as_any());
+        ToolOutputLimits::from_section(&mut section)
+            .map(Limits)
+            .map_err(|e| match e.key() {
+                Some(key) => ManifestError::new_err(format!("{key} {}", e.message())),
+                None => manifest_error(e),
+            })
     }
 
     /// The limits of the manifest at `path`'s `[worker.tool_output]`, or the defaults without one.
@@ -195,67 +197,6 @@ impl Limits {
             limit.keep().name()
         )
     }
-}
-
-/// `value`, the limit of `tool` in `per_tool`: a number of tokens, or a dict of `max_tokens`,
-/// `keep` and `hint`, which default to `default`'s.
-fn tool_limit(tool: &str, value: &Bound<'_, PyAny>, default: &ToolLimit) -> PyResult<ToolLimit> {
-    let key = |name: &str| format!("per_tool.{tool}{name}");
-    let Ok(table) = value.cast::<PyDict>() else {
-        let max = value.extract::<i64>().map_err(|_| {
-            ManifestError::new_err(format!(
-                "{} must be a whole number of tokens or a dict, found {}",
-                key(""),
-                value.repr().map_or_else(|_| "?".into(), |r| r.to_string())
-            ))
-        })?;
-        let limit = ToolLimit::new(tokens(&key(""), max)?).map_err(refused(&key("")))?;
-        return Ok(limit.with_keep(default.keep()));
-    };
-    let mut limit = default.clone();
-    for (name, value) in table.iter() {
-        let name: String = name.extract().unwrap_or_default();
-        let key = key(&format!(".{name}"));
-        let wrong = |what: &str| {
-            ManifestError::new_err(format!(
-                "{key} must be {what}, found {}",
-                value.repr().map_or_else(|_| "?".into(), |r| r.to_string())
-            ))
-        };
-        limit = match name.as_str() {
-            "max_tokens" => limit
-                .with_max_tokens(tokens(
-                    &key,
-                    value
-                        .extract()
-                        .map_err(|_| wrong("a whole number of tokens"))?,
-                )?)
-                .map_err(refused(&key))?,
-            "keep" => limit.with_keep(parse::<Keep>(
-                &key,
-                &value.extract::<String>().map_err(|_| wrong("a str"))?,
-            )?),
-            "hint" => limit
-                .with_hint(value.extract::<String>().map_err(|_| wrong("a str"))?)
-                .map_err(refused(&key))?,
-            _ => {
-                return Err(ManifestError::new_err(format!(
-                    "{key} is not a key of a tool's limit: max_tokens, keep or hint"
-                )))
-            }
-        };
-    }
-    Ok(limit)
-}
-
-/// `max_tokens`, the value of `key`, as a budget if the crate accepts it.
-fn tokens(key: &str, max_tokens: i64) -> PyResult<usize> {
-    ToolLimit::budget(max_tokens).map_err(refused(key))
-}
-
-/// The error of a limit the crate refuses, naming the argument `key`.
-fn refused(key: &str) -> impl Fn(LimitError) -> PyErr + '_ {
-    move |e| ManifestError::new_err(format!("{key} {e}"))
 }
 
 /// The outcome a Python caller names with `error`.

@@ -183,10 +183,13 @@ def test_limits_from_arguments_match_the_manifest(tmp_path, listing):
         (lambda: toc.Limits(default_keep="end"), 'default_keep must be "head", "tail" or "head_tail", found "end"'),
         (lambda: toc.Limits(per_tool={"Grep": 5}), "per_tool.Grep must be at least 32"),
         (lambda: toc.Limits(per_tool={"Grep": {"max_token": 500}}), "per_tool.Grep.max_token is not a key of a tool's limit"),
-        (lambda: toc.Limits(per_tool={"Grep": {"keep": 3}}), "per_tool.Grep.keep must be a str, found 3"),
-        (lambda: toc.Limits(per_tool={"Grep": "500"}), "per_tool.Grep must be a whole number of tokens or a dict"),
+        (lambda: toc.Limits(per_tool={"Grep": {"hint": "two\nlines"}}), "per_tool.Grep.hint must be one line"),
+        (lambda: toc.Limits(default_max_tokens=12.5), "default_max_tokens must be a whole number of tokens, found float 12.5"),
+        (lambda: toc.Limits(max_tokens_per_turn=10), "max_tokens_per_turn must be at least 32"),
+        (lambda: toc.Limits(per_tool={"Grep": {"keep": 3}}), 'per_tool.Grep.keep must be "head", "tail" or "head_tail", found 3'),
+        (lambda: toc.Limits(per_tool={"Grep": "500"}), 'per_tool.Grep must be a whole number of tokens, found string "500"'),
         (lambda: toc.Limits(tokenizer_file="/nonexistent/tokenizer.json"), "/nonexistent/tokenizer.json: cannot read the tokenizer file"),
-        (lambda: toc.Limits(encoding="cl100k_base", tokenizer_file="t.json"), "cannot be given with encoding"),
+        (lambda: toc.Limits(encoding="cl100k_base", tokenizer_file="t.json"), "tokenizer_file cannot be given with `encoding`"),
     ],
 )
 def test_bad_arguments_raise_value_error_with_the_crates_message(call, message):
@@ -261,6 +264,10 @@ def test_a_turn_shares_the_manifests_budget(tmp_path, listing):
     assert sum(limits.count(c.text) for c in capped) <= 6000
     assert capped[0].truncation.max_tokens == capped[2].truncation.max_tokens < 3000
     assert capped[0].truncation.keep == "head" and capped[2].truncation.keep == "tail"
+    # The same budget given as an argument.
+    given = toc.Limits(max_tokens_per_turn=6000, per_tool={"Read": 400})
+    again = given.cap_turn([("Glob", listing, False), ("Read", small, False), ("Bash", listing, True)])
+    assert [c.text for c in again] == [c.text for c in capped]
     # Without a turn budget, each result is held to its own tool's limit.
     alone = toc.Limits(default_max_tokens=5000).cap_turn([("Glob", listing, False)] * 3)
     assert [c.truncation.max_tokens for c in alone] == [5000] * 3

@@ -52,7 +52,10 @@ class Limits:
         per_tool: Optional[Mapping[str, Union[int, Mapping[str, Union[int, str]]]]] = None,
         encoding: Optional[Encoding] = None,
         tokenizer_file: Optional[Union[str, PathLike[str]]] = None,
-    ) -> None: ...
+        max_tokens_per_turn: Optional[int] = None,
+    ) -> None:
+        """The keys of the manifest's `[worker.tool_output]` section, checked as the crate checks
+        the manifest's; a `ManifestError` names the argument."""
     @staticmethod
     def from_manifest(path: Union[str, PathLike[str]]) -> Limits:
         """The `[worker.tool_output]` section of the manifest at `path`, as the crate reads it."""

@@ -3,12 +3,15 @@
 
 use std::path::Path;
 
+use serde::Deserialize;
+
 use crate::limits::ToolOutputLimits;
 
 mod error;
-mod parse;
+mod section;
 
 pub use error::ManifestError;
+use section::Origin;
 
 /// The agent's manifest, of which this crate reads `[worker]`.
 ///
@@ -60,8 +63,9 @@ pub use error::ManifestError;
 ///   for the note), found 10`. That covers strings, negative numbers, floats, zero, limits under 32, an
 ///   unknown encoding or keep, a hint that is not a string of one line, an unknown key in
 ///   `[worker.tool_output]` or in a tool's table (a typo such as `default_max_token` is not
-///   ignored), malformed TOML, and a file that cannot be read. A key inside a tool's inline table is
-///   reported at the line of the table.
+///   ignored), malformed TOML, and a file that cannot be read.
+/// - The same section given as data, such as Python's `Limits(...)` arguments, is checked by the
+///   same rules: [`ToolOutputLimits::from_section`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Manifest {
     /// The `[worker]` table.
@@ -93,7 +97,7 @@ impl Manifest {
     fn parse(text: &str, base: Option<&Path>) -> Result<Manifest, ManifestError> {
         Ok(Manifest {
             worker: WorkerManifest {
-                tool_output: parse::tool_output(text, base)?,
+                tool_output: tool_output(text, base)?,
             },
         })
     }
@@ -114,5 +118,68 @@ impl Manifest {
             })
         })?;
         Manifest::parse(&text, path.parent()).map_err(with_path)
+    }
+}
+
+/// The limits of the `[worker.tool_output]` section of the manifest `text`, if it has one, with
+/// a relative `tokenizer_file` read from the folder `base`.
+fn tool_output(text: &str, base: Option<&Path>) -> Result<Option<ToolOutputLimits>, ManifestError> {
+    let document: toml::Table = toml::from_str(text).map_err(|e| ManifestError {
+        message: e.message().to_owned(),
+        ..ManifestError::at(text, e.span().map_or(0, |span| span.start))
+    })?;
+    let root = Origin {
+        under: &[],
+        text: Some(text),
+        base,
+    };
+    let Some(worker) = document.get("worker") else {
+        return Ok(None);
+    };
+    let worker = root.value(vec!["worker"], worker).table()?;
+    let Some(section) = worker.get("tool_output") else {
+        return Ok(None);
+    };
+    let section = root.value(vec!["worker", "tool_output"], section).table()?;
+    let origin = Origin {
+        under: &["worker", "tool_output"],
+        ..root
+    };
+    origin.limits(section).map(Some)
+}
+
+impl ToolOutputLimits {
+    /// The limits that a `[worker.tool_output]` section given as data sets: the manifest's keys
+    /// and values in any serde format, such as a JSON object or a Python dict, checked as the
+    /// manifest's are. An error names the key, such as `per_tool.Grep`. A relative
+    /// `tokenizer_file` is read from the current folder.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_output_cap::{Keep, ToolOutputLimits};
+    ///
+    /// let section = json!({"default_max_tokens": 3000, "per_tool": {"Bash": {"max_tokens": 600, "keep": "tail"}}});
+    /// let limits = ToolOutputLimits::from_section(section)?;
+    /// assert_eq!(limits.max_tokens_for("Glob"), 3000);
+    /// assert_eq!(limits.limit_for("Bash").keep(), Keep::Tail);
+    ///
+    /// let error = ToolOutputLimits::from_section(json!({"per_tool": {"Grep": 10}})).unwrap_err();
+    /// assert_eq!(error.key(), Some("per_tool.Grep"));
+    /// assert_eq!(error.message(), "must be at least 32 tokens (room for the note), found 10");
+    /// # Ok::<(), tool_output_cap::ManifestError>(())
+    /// ```
+    pub fn from_section<'de, D: serde::Deserializer<'de>>(
+        section: D,
+    ) -> Result<Self, ManifestError> {
+        let section = toml::Table::deserialize(section).map_err(|e| ManifestError {
+            message: format!("is not a table of the section's keys: {e}"),
+            ..ManifestError::default()
+        })?;
+        let origin = Origin {
+            under: &[],
+            text: None,
+            base: None,
+        };
+        origin.limits(&section)
     }
 }
