@@ -111,9 +111,10 @@ pub fn cut_leaving_room(
     Some(Search::new(content, limit, tokenizer, None, suffix)?.into_cut())
 }
 
-/// What is known of the whole of an output of which the cut sees only a head and a tail.
+/// The tokens and bytes of a stretch of an output: the whole of one of which the cut sees only a
+/// head and a tail, or what lies between them.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Whole {
+pub(crate) struct Extent {
     /// Its tokens.
     pub(crate) tokens: usize,
     /// Its length in bytes.
@@ -129,7 +130,7 @@ pub(crate) fn cut_known(
     content: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
-    whole: Whole,
+    whole: Extent,
     suffix: &str,
 ) -> Option<Cut> {
     Some(Search::new(content, limit, tokenizer, Some(whole), suffix)?.into_cut())

@@ -1,7 +1,7 @@
 //! The search for where an output over its limit is cut: the most of it that fits with the note,
 //! cut at line edges where that costs little.
 
-use crate::cap::Whole;
+use crate::cap::Extent;
 use crate::fence::closing_fence;
 use crate::layout::{lay_out, line_break_after, note, Cut, CUT_MARKER};
 use crate::limit::{Keep, ToolLimit};
@@ -24,7 +24,7 @@ pub(crate) struct Search<'a> {
     tail: Part,
     /// What follows the kept parts: the fence's closing line, if any, and the note, each after
     /// a newline when needed, then `suffix`.
-    line: String,
+    ending: String,
     suffix: &'a str,
 }
 
@@ -84,7 +84,7 @@ impl<'a> Search<'a> {
         content: &str,
         limit: &'a ToolLimit,
         tokenizer: &'a dyn Tokenizer,
-        whole: Option<Whole>,
+        whole: Option<Extent>,
         suffix: &'a str,
     ) -> Option<Self> {
         let max_tokens = limit.max_tokens;
@@ -117,7 +117,7 @@ impl<'a> Search<'a> {
                 edge: content.len(),
                 tokens: 0,
             },
-            line: String::new(),
+            ending: String::new(),
             suffix,
         };
         if head_budget > 0 {
@@ -148,7 +148,7 @@ impl<'a> Search<'a> {
                     &content[..self.head.edge]
                 )),
             };
-            self.line = format!(
+            self.ending = format!(
                 "{}{}{}{}",
                 line_break_after(before_note),
                 closing_fence.map_or_else(String::new, |fence| fence + "\n"),
@@ -160,12 +160,12 @@ impl<'a> Search<'a> {
                     &content[..self.head.edge],
                     self.head.tokens,
                     self.head.edge,
-                    &self.line,
+                    &self.ending,
                 ),
                 Keep::Tail => {
                     let tail = &content[self.tail.edge..];
                     self.tokenizer
-                        .count_edited(tail, self.tail.tokens, tail.len(), &self.line)
+                        .count_edited(tail, self.tail.tokens, tail.len(), &self.ending)
                 }
                 Keep::HeadTail => self.tokenizer.count(&self.assemble(content)),
             };
@@ -288,7 +288,7 @@ impl<'a> Search<'a> {
             &content[..self.head.edge],
             self.limit.keep == Keep::HeadTail,
             &content[self.tail.edge..],
-            self.line.trim_start_matches('\n'),
+            self.ending.trim_start_matches('\n'),
         )
     }
 
@@ -298,7 +298,7 @@ impl<'a> Search<'a> {
         Cut {
             head_end: self.head.edge,
             tail_start: self.tail.edge,
-            note: self.line.trim_start_matches('\n').to_owned(),
+            note: self.ending.trim_start_matches('\n').to_owned(),
             truncation: Truncation {
                 original_tokens: self.original_tokens,
                 kept_tokens,

@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 
-use crate::cap::{cut_known, cut_leaving_room, Whole};
+use crate::cap::{cut_known, cut_leaving_room, Extent};
 use crate::layout::Cut;
 use crate::limit::ToolLimit;
 use crate::tokenizer::{ends_in_ascii_word, Tokenizer};
@@ -143,7 +143,7 @@ pub struct StreamedOutput<'t> {
     tail: VecDeque<(String, usize)>,
     tail_tokens: usize,
     /// The tokens and bytes between the head and the tail, which are not held.
-    between: Option<Whole>,
+    between: Option<Extent>,
     /// The head and the tail together, once the output has ended.
     held: Option<String>,
     /// The tokens of an output that came as one part, held whole and not counted until asked:
@@ -215,7 +215,7 @@ impl<'t> StreamedOutput<'t> {
         while self.tail.len() > 1 && self.tail_tokens - self.tail[0].1 > self.window {
             let (part, tokens) = self.tail.pop_front().expect("a part");
             self.tail_tokens -= tokens;
-            let between = self.between.get_or_insert(Whole { tokens: 0, len: 0 });
+            let between = self.between.get_or_insert(Extent { tokens: 0, len: 0 });
             between.tokens += tokens;
             between.len += part.len();
         }
@@ -283,7 +283,7 @@ impl<'t> StreamedOutput<'t> {
                 held,
                 limit,
                 self.tokenizer,
-                Whole {
+                Extent {
                     tokens: self.tokens(),
                     len: held.len() + between.len,
                 },

@@ -29,7 +29,7 @@ impl CappingThread {
     }
 
     /// What `job` returns, run on the capping thread after the jobs sent before it.
-    pub(crate) async fn run<T: Send + 'static>(
+    pub(crate) async fn call<T: Send + 'static>(
         &self,
         job: impl FnOnce() -> T + Send + 'static,
     ) -> io::Result<T> {

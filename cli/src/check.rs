@@ -23,7 +23,11 @@ const STATELESS_PROTOCOL: &str = "2026-07-28";
 const STDERR_SHOWN: usize = 8 * 1024;
 
 /// Lists the tools of the server `command` starts with the limits each gets.
-pub(crate) fn run(args: &LimitArgs, timeout: Duration, command: &[String]) -> Result<u8, Failure> {
+pub(crate) fn list_tools(
+    args: &LimitArgs,
+    timeout: Duration,
+    command: &[String],
+) -> Result<u8, Failure> {
     let config = Config::for_every_tool(args)?;
     let mut server = Server::start(command, timeout)?;
     let listed = server.list_tools();

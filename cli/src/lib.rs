@@ -22,8 +22,8 @@ mod filter;
 mod last_output;
 mod lenient;
 mod log;
+mod mcp;
 mod pending;
-mod relay;
 mod result;
 mod run;
 
@@ -53,12 +53,12 @@ where
     };
     log::init();
     let outcome = match args.command {
-        Command::Mcp { limit, server } => relay::run(&limit, &server.command),
+        Command::Mcp { limit, server } => mcp::proxy(&limit, &server.command),
         Command::Check {
             limit,
             timeout,
             server,
-        } => check::run(
+        } => check::list_tools(
             &limit,
             std::time::Duration::from_secs(timeout),
             &server.command,
@@ -67,7 +67,7 @@ where
             limit,
             tool,
             command,
-        } => run::run(&limit, tool.tool.as_deref(), &command.command),
+        } => run::run_capped(&limit, tool.tool.as_deref(), &command.command),
         Command::Cap { limit, tool } => filter::cap(&limit, tool.tool.as_deref()).map(|()| 0),
         Command::Count { manifest, counting } => {
             filter::count(manifest.as_deref(), &counting).map(|()| 0)

@@ -13,7 +13,11 @@ const KEEP: Keep = Keep::HeadTail;
 
 /// Runs `command` with its stdout and stderr on one pipe, so that their lines stay in the order
 /// they were written; writes what it wrote to stdout, capped; exits as it did.
-pub(crate) fn run(args: &LimitArgs, tool: Option<&str>, command: &[String]) -> Result<u8, Failure> {
+pub(crate) fn run_capped(
+    args: &LimitArgs,
+    tool: Option<&str>,
+    command: &[String],
+) -> Result<u8, Failure> {
     let config = Config::load(args.manifest.as_deref(), &args.counting)?;
     let limit = config.limit(tool, args, Some(KEEP))?;
     let (output, writer) =

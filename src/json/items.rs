@@ -229,12 +229,12 @@ mod tests {
                 _ => kept[..index] == files[..index],
             };
             assert!(whole, "{keep}: the items before the cut one are whole");
-            let partial = kept[index] != files[next];
             let note = note(truncation.dropped_tokens, limit.hint());
             assert_eq!(capped["end"], format!("done\n{note}"));
             assert_eq!(truncation.original_tokens, total);
             let mut more = capped.clone();
-            if partial {
+            // The item next to the whole ones, cut, or not there.
+            if kept[index] != files[next] {
                 let path = kept[index]["path"].as_str().unwrap();
                 let full = files[next]["path"].as_str().unwrap();
                 assert_eq!(kept[index]["size"], files[next]["size"]);
@@ -249,18 +249,12 @@ mod tests {
                 more["files"][index]["path"] = json!(longer);
             } else {
                 // Not even the next item with an empty path fits.
-                let mut empty = files[if keep == Keep::Tail {
-                    next - 1
-                } else {
-                    next + 1
-                }]
-                .clone();
-                empty["path"] = json!("");
                 let list = more["files"].as_array_mut().unwrap();
-                match keep {
-                    Keep::Tail => list.insert(0, empty),
-                    _ => list.push(empty),
-                }
+                let (at, next) = match keep {
+                    Keep::Tail => (0, next - 1),
+                    _ => (list.len(), next + 1),
+                };
+                list.insert(at, json!({"path": "", "size": files[next]["size"]}));
             }
             assert!(tokenizer.count(&more.to_string()) > 2_000, "{keep}");
         }

@@ -6,9 +6,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use super::{
-    count_edited_from_last_piece, floor_char_boundary, sum_within, white_space, Encoding, Prefix,
-    Tokenizer,
+    count_edited_from_last_piece, floor_char_boundary, sum_within, white_space, Encoding, Mark,
+    Prefix, Tokenizer,
 };
+
+/// A chunk's encoding: its ids, how many of them are the chunk's own, and where it starts.
+struct Window {
+    encoded: tokenizers::Encoding,
+    tokens: usize,
+    start: Mark,
+}
 
 /// How texts are cut for encoding, when the tokenizer's pipeline allows it (see
 /// [`HfTokenizer::splits_at_line_starts`]): in chunks of at least `chunk` bytes (but the last),
@@ -232,14 +239,14 @@ impl HfTokenizer {
         let Chunking { chunk, margin } = self.chunking;
         let window = &text[..floor_char_boundary(text, chunk + margin)];
         let encoded = self.encode(window, true);
-        let (token, at) = self
+        let start = self
             .sure_word_starts(window, &encoded, encoded.len(), window.len())
             .into_iter()
-            .find(|&(_, at)| at >= chunk)?;
-        Some((at, encoded, token))
+            .find(|start| start.at >= chunk)?;
+        Some((start.at, encoded, start.tokens))
     }
 
-    /// The word starts (first token, byte) of `encoded`, the first `tokens` ids of `text`, that
+    /// The word starts (each with the tokens before it) of `encoded`, the first `tokens` ids of `text`, that
     /// are word starts with the same tokens before them in its prefix of `end` bytes, and in any
     /// longer text it starts: those at least a quarter of [`Chunking::margin`] before `end` and
     /// not among the last two before it.
@@ -249,38 +256,48 @@ impl HfTokenizer {
         encoded: &tokenizers::Encoding,
         tokens: usize,
         end: usize,
-    ) -> Vec<(usize, usize)> {
+    ) -> Vec<Mark> {
         if !self.in_lines {
             return Vec::new();
         }
         let (words, offsets) = (encoded.get_word_ids(), encoded.get_offsets());
-        let mut starts: Vec<(usize, usize)> = (1..tokens)
+        let mut starts: Vec<Mark> = (1..tokens)
             .filter(|&i| words[i].is_some() && words[i] != words[i - 1])
-            .map(|i| (i, offsets[i].0))
-            .take_while(|&(_, at)| at < end)
+            .map(|i| Mark {
+                at: offsets[i].0,
+                tokens: i,
+            })
+            .take_while(|start| start.at < end)
             .collect();
         starts.truncate(starts.len().saturating_sub(2));
         let sure = end.saturating_sub(self.chunking.margin / 4);
-        starts.retain(|&(_, at)| at <= sure && text.is_char_boundary(at));
+        starts.retain(|start| start.at <= sure && text.is_char_boundary(start.at));
         starts
     }
 
-    /// `text[..end]`, whose tokens before `start` are `before`, or a shorter head if it is over
-    /// `max_tokens`, and its tokens: a cut can change how the last words encode, so the head is
-    /// counted again from `start`, a sure word start or line start before the cut.
-    fn head(
-        &self,
-        text: &str,
-        (before, start): (usize, usize),
-        end: usize,
-        max_tokens: usize,
-    ) -> (usize, usize) {
-        match before + self.count(&text[start..end]) {
-            tokens if tokens <= max_tokens => (end, tokens),
+    /// The last sure word start of `window` before `end` (see `sure_word_starts`), in `text`.
+    fn sure_start(&self, text: &str, window: &Window, end: usize) -> Option<Mark> {
+        let at = window.start.at;
+        let starts = self.sure_word_starts(&text[at..], &window.encoded, window.tokens, end - at);
+        starts.last().map(|start| Mark {
+            at: at + start.at,
+            tokens: window.start.tokens + start.tokens,
+        })
+    }
+
+    /// The end of `text[..end]`, or of a shorter head if it is over `max_tokens`, and its
+    /// tokens: a cut can change how the last words encode, so the head is counted again from
+    /// `start`, a sure word start or line start before the cut.
+    fn head(&self, text: &str, start: Mark, end: usize, max_tokens: usize) -> Mark {
+        match start.tokens + self.count(&text[start.at..end]) {
+            tokens if tokens <= max_tokens => Mark { at: end, tokens },
             // Re-encoding a cut text can take more ids than it had in the whole.
             _ => {
                 let shorter = self.prefix(&text[..end], max_tokens.saturating_sub(1));
-                (shorter.len, shorter.tokens)
+                Mark {
+                    at: shorter.len,
+                    tokens: shorter.tokens,
+                }
             }
         }
     }
@@ -477,7 +494,7 @@ impl Tokenizer for HfTokenizer {
         let mut kept = None;
         // The window of the chunk before, when it ended at a word start: a cut just after that
         // can change how the words before it encode.
-        let mut previous: Option<(tokenizers::Encoding, usize, usize, usize)> = None;
+        let mut previous: Option<Window> = None;
         for chunk in self.chunks(text) {
             let tokens = if kept.is_some() {
                 self.tokens(&chunk)
@@ -488,40 +505,37 @@ impl Tokenizer for HfTokenizer {
                     let tokens = encoded.len();
                     (encoded, tokens)
                 });
+                let this = Window {
+                    encoded,
+                    tokens,
+                    start: Mark {
+                        at: offset,
+                        tokens: total_tokens,
+                    },
+                };
                 let room = max_tokens.saturating_sub(total_tokens);
-                if let Some(&(cut, _)) = encoded.get_offsets()[..tokens].get(room) {
+                if let Some(&(cut, _)) = this.encoded.get_offsets()[..tokens].get(room) {
                     let end = offset + floor_char_boundary(chunk.text, cut);
                     // Count the head again from the last sure word start before the cut: in
                     // this chunk; else in the window before, if this chunk starts at a word
                     // start; else from this chunk's start, a line start.
-                    let sure = |encoded: &_, tokens: usize, at: usize, before: usize| {
-                        let starts = self.sure_word_starts(&text[at..], encoded, tokens, end - at);
-                        starts
-                            .last()
-                            .map(|&(token, start)| (before + token, at + start))
-                    };
-                    let start = sure(&encoded, tokens, offset, total_tokens).unwrap_or_else(|| {
-                        match &previous {
-                            Some((encoded, tokens, at, before)) => {
-                                sure(encoded, *tokens, *at, *before).unwrap_or((0, 0))
-                            }
-                            None => (total_tokens, offset),
-                        }
-                    });
+                    let start =
+                        self.sure_start(text, &this, end)
+                            .unwrap_or_else(|| match &previous {
+                                Some(window) => self
+                                    .sure_start(text, window, end)
+                                    .unwrap_or(Mark { at: 0, tokens: 0 }),
+                                None => this.start,
+                            });
                     kept = Some(self.head(text, start, end, max_tokens));
                 }
-                previous = at_word_start.then_some((encoded, tokens, offset, total_tokens));
+                previous = at_word_start.then_some(this);
                 tokens
             };
             total_tokens += tokens;
             offset += chunk.text.len();
         }
-        let (len, tokens) = kept.unwrap_or((text.len(), total_tokens));
-        Prefix {
-            len,
-            tokens,
-            total_tokens,
-        }
+        Prefix::ending_at(kept, text, total_tokens)
     }
 }
 

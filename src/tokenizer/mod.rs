@@ -80,6 +80,31 @@ pub struct Prefix {
     pub total_tokens: usize,
 }
 
+impl Prefix {
+    /// The prefix that ends at `kept`, or the whole `text`, of `total_tokens`, when nothing was
+    /// cut.
+    pub(crate) fn ending_at(kept: Option<Mark>, text: &str, total_tokens: usize) -> Prefix {
+        let kept = kept.unwrap_or(Mark {
+            at: text.len(),
+            tokens: total_tokens,
+        });
+        Prefix {
+            len: kept.at,
+            tokens: kept.tokens,
+            total_tokens,
+        }
+    }
+}
+
+/// A place in a text and the tokens before it: where a count can go on from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mark {
+    /// The byte offset.
+    pub(crate) at: usize,
+    /// The tokens before it.
+    pub(crate) tokens: usize,
+}
+
 /// The tokenizer a cap holds: a built-in one is a process-wide static, so that a call copies a
 /// reference; a custom one is shared.
 #[derive(Debug, Clone)]

@@ -1,15 +1,15 @@
 //! Finding a prefix within a budget from a text's segments, each counted on its own, and
 //! counting long runs of one character by their blocks.
 
-use super::{floor_char_boundary, Encoding, Prefix, Tokenizer};
+use super::{floor_char_boundary, Encoding, Mark, Prefix, Tokenizer};
 
 /// Where a backend cuts the segment that crosses the budget.
 pub(super) struct SegmentCut {
     /// Where the kept text ends in the whole text, maybe inside a character.
     pub(super) end: usize,
-    /// A piece start inside the segment, before `end`, and the number of the segment's tokens
-    /// before it, if the backend knows one.
-    pub(super) piece_start: Option<(usize, usize)>,
+    /// A piece start inside the segment, before `end`, with the segment's tokens before it, if
+    /// the backend knows one.
+    pub(super) piece_start: Option<Mark>,
 }
 
 /// The prefix of `text` within `max_tokens`, from its consecutive `segments`, each with its
@@ -30,51 +30,56 @@ pub(super) fn prefix_over<'a, T>(
     cut: impl FnOnce(usize, &'a str, T, usize) -> SegmentCut,
 ) -> Prefix {
     let (mut total_tokens, mut offset) = (0, 0);
-    let mut last_piece_start = (0, 0);
+    let mut last_piece_start = Mark { at: 0, tokens: 0 };
     let mut cut = Some(cut);
     let mut kept = None;
     for (segment, tokens) in segments {
         let segment_tokens = len(&tokens);
         if encoding.starts_piece(text, offset) {
-            last_piece_start = (offset, total_tokens);
+            last_piece_start = Mark {
+                at: offset,
+                tokens: total_tokens,
+            };
         }
         if total_tokens + segment_tokens > max_tokens {
             if let Some(cut) = cut.take() {
                 let SegmentCut { end, piece_start } =
                     cut(offset, segment, tokens, max_tokens - total_tokens);
-                let (start, before) = piece_start
-                    .map_or(last_piece_start, |(at, before)| (at, total_tokens + before));
-                kept = Some(count_from(tokenizer, text, start, before, end, max_tokens));
+                let start = piece_start.map_or(last_piece_start, |start| Mark {
+                    at: start.at,
+                    tokens: total_tokens + start.tokens,
+                });
+                kept = Some(count_from(tokenizer, text, start, end, max_tokens));
             }
         }
         total_tokens += segment_tokens;
         offset += segment.len();
     }
-    let (len, tokens) = kept.unwrap_or((text.len(), total_tokens));
-    Prefix {
-        len,
-        tokens,
-        total_tokens,
-    }
+    Prefix::ending_at(kept, text, total_tokens)
 }
 
-/// The kept length and tokens of `text[..end]`, where `text[..start]` is `before` tokens and
-/// `start` is a piece start; cut again if it is over `max_tokens`.
+/// The end of the kept text `text[..end]` and its tokens, counted on from `start`, a piece
+/// start; cut again if it is over `max_tokens`.
 fn count_from(
     tokenizer: &impl Tokenizer,
     text: &str,
-    start: usize,
-    before: usize,
+    start: Mark,
     end: usize,
     max_tokens: usize,
-) -> (usize, usize) {
-    let rest = &text[start..floor_char_boundary(text, end)];
+) -> Mark {
+    let rest = &text[start.at..floor_char_boundary(text, end)];
     match tokenizer.count(rest) {
-        tokens if before + tokens <= max_tokens => (start + rest.len(), before + tokens),
+        tokens if start.tokens + tokens <= max_tokens => Mark {
+            at: start.at + rest.len(),
+            tokens: start.tokens + tokens,
+        },
         // Re-encoding a cut piece can give more tokens than the prefix it was cut from.
         _ => {
-            let prefix = tokenizer.prefix(rest, max_tokens - before);
-            (start + prefix.len, before + prefix.tokens)
+            let prefix = tokenizer.prefix(rest, max_tokens - start.tokens);
+            Mark {
+                at: start.at + prefix.len,
+                tokens: start.tokens + prefix.tokens,
+            }
         }
     }
 }

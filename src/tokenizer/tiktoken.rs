@@ -9,7 +9,7 @@ use tiktoken_rs::{CoreBPE, Rank};
 use super::white_space::{runs, WhiteSpaceBpe};
 use super::{
     count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, sum_within,
-    Encoding, Prefix, SegmentCut, Tokenizer,
+    Encoding, Mark, Prefix, SegmentCut, Tokenizer,
 };
 
 /// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
@@ -118,7 +118,7 @@ impl Tiktoken {
         let (mut end, mut piece_start) = (offset, None);
         for (i, &token) in tokens[..room].iter().enumerate() {
             if i > 0 && self.encoding.starts_piece(text, end) {
-                piece_start = Some((end, i));
+                piece_start = Some(Mark { at: end, tokens: i });
             }
             end += self.token_len(token);
         }

@@ -35,7 +35,7 @@ const GRACE: Duration = Duration::from_millis(1500);
 const SILENCE: Duration = Duration::from_millis(200);
 
 /// Runs `command` as the server, relaying until it exits; its exit code is this process's.
-pub(crate) fn run(args: &LimitArgs, command: &[String]) -> Result<u8, Failure> {
+pub(crate) fn proxy(args: &LimitArgs, command: &[String]) -> Result<u8, Failure> {
     let limits = Config::for_every_tool(args)?.limits;
     crate::allocator::give_large_blocks_back();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -228,7 +228,7 @@ async fn server_to_host(
             let owned = std::mem::take(&mut line);
             // Awaited here, so that nothing overtakes it.
             let (response, owned, tool) = capping
-                .run(move || {
+                .call(move || {
                     let response = cap_response(
                         lenient::readable(&owned).trim_end_matches(['\r', '\n']),
                         carries,
