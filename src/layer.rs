@@ -62,7 +62,9 @@ impl ToolOutputCapLayer {
         &*self.shared.tokenizer
     }
 
-    /// The limits outputs are capped to.
+    /// The limits outputs are capped to. A caller that knows the names of the tools it wraps
+    /// can warn of `per_tool` names that match none of them, whose limits never apply:
+    /// `layer.limits().warn_of_unmatched_tools(&["Glob", "Read"])`.
     pub fn limits(&self) -> &ToolOutputLimits {
         &self.shared.limits
     }

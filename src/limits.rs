@@ -153,6 +153,39 @@ impl ToolOutputLimits {
             .map(|(tool, limit)| (tool.as_str(), limit))
     }
 
+    /// The `per_tool` names that are none of `tools`, in their order: limits that never apply.
+    /// A name must be the tool's as the model calls it, and names are case-sensitive: `Glob`
+    /// is not `glob`.
+    ///
+    /// ```
+    /// use tool_output_cap::ToolOutputLimits;
+    ///
+    /// let limits = ToolOutputLimits::default().with_tool("Glob", 3000)?.with_tool("grep", 2000)?;
+    /// assert_eq!(limits.unmatched_tools(&["glob", "grep"]), ["Glob"]);
+    /// # Ok::<(), tool_output_cap::LimitError>(())
+    /// ```
+    pub fn unmatched_tools<'a>(&'a self, tools: &[&str]) -> Vec<&'a str> {
+        self.per_tool()
+            .map(|(name, _)| name)
+            .filter(|name| !tools.contains(name))
+            .collect()
+    }
+
+    /// Logs one warning for each of the [`unmatched_tools`](Self::unmatched_tools) of `tools`,
+    /// naming it, and gives them: for a caller that knows its tools' names when it starts.
+    pub fn warn_of_unmatched_tools<'a>(&'a self, tools: &[&str]) -> Vec<&'a str> {
+        let unmatched = self.unmatched_tools(tools);
+        for tool in &unmatched {
+            tracing::warn!(
+                tool,
+                max_tokens = self.max_tokens_for(tool),
+                "[worker.tool_output.per_tool] names no tool, so its limit never applies (names \
+                 are the tools' own, and case-sensitive)"
+            );
+        }
+        unmatched
+    }
+
     /// The budget of all the outputs of one turn together, if there is one.
     pub fn max_tokens_per_turn(&self) -> Option<usize> {
         self.max_tokens_per_turn

@@ -120,17 +120,11 @@ impl WorkerBuilder {
         self
     }
 
-    /// The worker; warns of each per-tool limit that names no registered tool.
+    /// The worker; warns of each per-tool limit that names no registered tool
+    /// ([`ToolOutputLimits::warn_of_unmatched_tools`](crate::ToolOutputLimits::warn_of_unmatched_tools)).
     pub fn build(self) -> Worker {
-        for (tool, limit) in self.cap.limits().per_tool() {
-            if !self.tools.contains_key(tool) {
-                tracing::warn!(
-                    tool,
-                    max_tokens = limit.max_tokens(),
-                    "[worker.tool_output.per_tool] names a tool that is not registered"
-                );
-            }
-        }
+        let names: Vec<&str> = self.tools.keys().map(String::as_str).collect();
+        self.cap.limits().warn_of_unmatched_tools(&names);
         let tools = Tools {
             by_name: Arc::new(self.tools),
         };

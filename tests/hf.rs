@@ -265,8 +265,9 @@ fn a_limit_the_note_does_not_fit_in_leaves_the_note_alone() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// The real files `.ci/run` fetched, or `None` with a line saying what is skipped.
+/// The real files `.ci/run` fetched, or `None`, with a line, once, saying what is skipped.
 fn real_files(test: &str) -> Option<Vec<PathBuf>> {
+    static SAID: std::sync::Once = std::sync::Once::new();
     match std::env::var_os("TOOL_OUTPUT_CAP_TOKENIZERS") {
         Some(dir) => Some(
             ["qwen3", "deepseek_v3"]
@@ -276,11 +277,15 @@ fn real_files(test: &str) -> Option<Vec<PathBuf>> {
         ),
         None => {
             // Past the test harness's capture, so that a plain `cargo test` shows it.
-            use std::io::Write;
-            let _ = writeln!(
-                std::io::stderr(),
-                "skipped {test}: TOOL_OUTPUT_CAP_TOKENIZERS is not set (.ci/run fetches the Qwen 3 and DeepSeek V3 tokenizer files and sets it)"
-            );
+            SAID.call_once(|| {
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "skipped {test} and the other tests with real tokenizer files: \
+                     TOOL_OUTPUT_CAP_TOKENIZERS is not set (.ci/run fetches the Qwen 3 and \
+                     DeepSeek V3 tokenizer files and sets it)"
+                );
+            });
             None
         }
     }

@@ -74,12 +74,11 @@ fn report(config: &Config, tools: &[String], protocol: &str) -> String {
         );
         out.push('\n');
     }
-    for (name, _) in limits.per_tool() {
-        if !tools.iter().any(|tool| tool == name) {
-            out.push_str(&format!(
-                "warning: `per_tool.{name}` names no tool of this server; its limit is never used\n"
-            ));
-        }
+    let names: Vec<&str> = tools.iter().map(String::as_str).collect();
+    for name in limits.unmatched_tools(&names) {
+        out.push_str(&format!(
+            "warning: `per_tool.{name}` names no tool of this server; its limit is never used\n"
+        ));
     }
     out
 }

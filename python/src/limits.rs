@@ -173,6 +173,17 @@ impl Limits {
         })
     }
 
+    /// The `per_tool` names that are none of `tools`, in order: limits that never apply (names
+    /// are case-sensitive).
+    fn unmatched_tools(&self, tools: Vec<String>) -> Vec<String> {
+        let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+        self.0
+            .unmatched_tools(&tools)
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// The tokens of `text` with these limits' tokenizer.
     fn count(&self, py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<usize> {
         let text = Text::of(text);

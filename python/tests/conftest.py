@@ -76,9 +76,11 @@ def tiktoken_encoding():
 def tokenizer_file() -> Path:
     """Qwen 3's tokenizer.json, which `.ci/run` fetches into the folder $TOOL_OUTPUT_CAP_TOKENIZERS."""
     folder = os.environ.get("TOOL_OUTPUT_CAP_TOKENIZERS")
-    path = Path(folder or "/nonexistent") / "qwen3" / "tokenizer.json"
+    if not folder:
+        pytest.skip("TOOL_OUTPUT_CAP_TOKENIZERS is not set (.ci/run fetches the tokenizer files and sets it)")
+    path = Path(folder) / "qwen3" / "tokenizer.json"
     if not path.is_file():
-        pytest.skip(f"no {path}: set TOOL_OUTPUT_CAP_TOKENIZERS (.ci/run fetches the files)")
+        pytest.skip(f"TOOL_OUTPUT_CAP_TOKENIZERS names {folder}, which has no qwen3/tokenizer.json")
     return path
 
 
@@ -88,3 +90,8 @@ def note_of(text: str) -> int:
     match = NOTE.fullmatch(last)
     assert match, f"the last line is not the note: {last[:200]!r}"
     return int(match.group(1))
+
+
+def unmatched_warnings(caught) -> list[str]:
+    """The messages of the adapters' warnings of per_tool names that match no tool."""
+    return [str(w.message) for w in caught if "tool_output_cap: per_tool names" in str(w.message)]

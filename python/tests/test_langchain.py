@@ -110,3 +110,19 @@ def test_a_result_within_its_limit_is_the_same_message():
     message = ToolMessage(content="src/lib.rs", tool_call_id="call_1", name="Glob")
     middleware = ToolOutputCapMiddleware()
     assert middleware.wrap_tool_call(call("Glob"), lambda request: message) is message
+
+
+def test_a_per_tool_name_that_matches_no_tool_is_one_warning(listing):
+    import warnings
+
+    from conftest import unmatched_warnings
+
+    limits = toc.Limits(per_tool={"glob": 300, "Glob": 400, "Grpe": 500})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        agent = glob_agent(listing, [ToolOutputCapMiddleware(limits)])
+        state = agent.invoke({"messages": [{"role": "user", "content": "list"}]})
+    said = unmatched_warnings(caught)
+    assert len(said) == 2, said
+    assert "'Grpe'" in said[0] + said[1] and "'glob'" in said[0] + said[1]
+    assert toc.count(tool_message(state).content) <= 400

@@ -121,3 +121,18 @@ def test_a_tool_with_an_output_schema_gets_a_capped_value_that_fits_the_schema(l
     assert 0 < len(kept.files) < len(files)
     assert kept.files[:-1] == files[: len(kept.files) - 1]
     note_of(kept.files[-1])
+
+
+def test_a_per_tool_name_that_matches_no_tool_is_one_warning(listing):
+    import warnings
+
+    from conftest import unmatched_warnings
+
+    limits = toc.Limits(per_tool={"Glob": 300, "glob": 400})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tools = cap_tools([glob_returning(listing)], limits)
+        output = run(tools, listing)
+    [said] = unmatched_warnings(caught)
+    assert "'Glob'" in said and "glob" in said
+    assert toc.count(output) <= 400

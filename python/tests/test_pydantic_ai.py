@@ -91,3 +91,19 @@ def test_a_tool_return_has_its_return_value_capped(listing):
     seen = run_glob(lambda tools: CappedToolset(tools, toc.Limits(default_max_tokens=200)), result)
     assert toc.count(seen) <= 200
     note_of(seen)
+
+
+def test_a_per_tool_name_that_matches_no_tool_is_one_warning(listing):
+    import warnings
+
+    from conftest import unmatched_warnings
+
+    limits = toc.Limits(per_tool={"Glob": 300, "glob": 400})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        seen = run_glob(lambda tools: CappedToolset(tools, limits), listing)
+    assert unmatched_warnings(caught) == [
+        "tool_output_cap: per_tool names 'Glob', which is none of the tools glob, so its limit "
+        "never applies (names are case-sensitive)"
+    ]
+    assert toc.count(seen) <= 400

@@ -72,6 +72,8 @@ class Limits:
     def cap_turn(self, results: Sequence[tuple[str, str, bool]]) -> list[Capped]:
         """One turn's results, each (tool_name, text, error), capped to their tools' limits and,
         with the manifest's max_tokens_per_turn, together within it."""
+    def unmatched_tools(self, tools: Sequence[str]) -> list[str]:
+        """The per_tool names that are none of `tools`: limits that never apply (case-sensitive)."""
     def count(self, text: str) -> int:
         """The tokens of `text` with these limits' tokenizer."""
     def max_tokens_for(self, tool_name: str) -> int:

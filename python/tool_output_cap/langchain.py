@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any, Awaitable, Callable, Optional
 
-from langchain.agents.middleware import AgentMiddleware, ToolCallRequest
+from langchain.agents.middleware import AgentMiddleware, ModelRequest, ToolCallRequest
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
+from ._names import warn_of_unmatched_tools
 from ._native import Limits
 
 __all__ = ["ToolOutputCapMiddleware"]
@@ -28,11 +29,31 @@ class ToolOutputCapMiddleware(AgentMiddleware):
     result's text blocks: blocks wholly past the cut are removed, and other blocks stay. An
     error result (`status="error"`) keeps its tail. A `Command` has the `ToolMessage`s of its
     `update` capped.
+
+    Warns once, when the model is first called, for each `per_tool` name of `limits` that is
+    none of the agent's tools' names.
     """
 
     def __init__(self, limits: Optional[Limits] = None) -> None:
         super().__init__()
         self.limits = limits if limits is not None else Limits()
+        self._checked = False
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        self._check(request)
+        return handler(request)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
+    ) -> Any:
+        self._check(request)
+        return await handler(request)
+
+    def _check(self, request: ModelRequest) -> None:
+        # Once, when the model is first called with the agent's tools.
+        if not self._checked:
+            self._checked = True
+            warn_of_unmatched_tools(self.limits, map(_name_of, request.tools))
 
     def wrap_tool_call(
         self,
@@ -85,6 +106,14 @@ class ToolOutputCapMiddleware(AgentMiddleware):
         removed = {i for i, text in zip(at, kept) if text is None}
         blocks = [block for i, block in enumerate(blocks) if i not in removed]
         return message.model_copy(update={"content": blocks})
+
+
+def _name_of(tool: Any) -> str:
+    """The name of a tool the agent gives the model: a `BaseTool`, or a dict in a provider's
+    format."""
+    if isinstance(tool, dict):
+        return tool.get("name") or tool.get("function", {}).get("name", "")
+    return getattr(tool, "name", "")
 
 
 def _text_of(block: Any) -> Optional[str]:

@@ -23,6 +23,7 @@ from agents import FunctionTool
 from agents.items import ItemHelpers
 from agents.tool import ToolOutputText
 
+from ._names import warn_of_unmatched_tools
 from ._native import Limits
 
 __all__ = ["cap_tools"]
@@ -40,7 +41,11 @@ def cap_tools(tools: Iterable[Any], limits: Limits) -> list[Any]:
     as JSON; any other tool gets the capped JSON text, in place of the `str` of the value that
     the SDK would send. A value that is not JSON is capped as its `str`. Images and files are left
     as they are, and tools that are not `FunctionTool`s are returned as they are.
+
+    Warns once for each `per_tool` name of `limits` that is none of the tools' names.
     """
+    tools = list(tools)
+    warn_of_unmatched_tools(limits, (getattr(tool, "name", "") for tool in tools))
     return [
         dataclasses.replace(tool, on_invoke_tool=_capping(tool, limits))
         if isinstance(tool, FunctionTool)

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic_ai.messages import ToolReturn, ToolReturnPart
 from pydantic_ai.toolsets import WrapperToolset
 
+from ._names import warn_of_unmatched_tools
 from ._native import Limits
 
 __all__ = ["CappedToolset"]
@@ -32,9 +33,21 @@ class CappedToolset(WrapperToolset):
     longest string cut and ending with the note, or its largest lists shortened. It is replaced
     by that value, which pydantic-ai sends as that JSON. A `ToolReturn` has its `return_value`
     capped. A value with files (images, documents) is left as it is: files are not text.
+
+    Warns once, when the agent first lists the tools, for each `per_tool` name of `limits` that
+    is none of their names.
     """
 
     limits: Limits = field(default_factory=Limits)
+    _checked: bool = field(default=False, init=False, repr=False)
+
+    async def get_tools(self, ctx: Any) -> dict[str, Any]:
+        tools = await super().get_tools(ctx)
+        if not self._checked:
+            # Once, when the agent first lists the tools.
+            self._checked = True
+            warn_of_unmatched_tools(self.limits, tools)
+        return tools
 
     async def call_tool(self, name: str, tool_args: dict[str, Any], ctx: Any, tool: Any) -> Any:
         value = await super().call_tool(name, tool_args, ctx, tool)
