@@ -56,8 +56,11 @@ use section::Origin;
 ///   `head_tail`, the note and the cut marker) cannot fit in keeps nothing of the output but the
 ///   note: with `o200k_base` or a real model's tokenizer that takes a long hint, or a tokenizer file
 ///   with almost no merges.
-/// - A `per_tool` name that the worker does not register is not an error: [`Worker`](crate::Worker)
-///   logs a warning naming it when it is built.
+/// - A `per_tool` name is the tool's own name, as the model calls it, and names are case-sensitive:
+///   `Glob` is not a tool named `glob`. A name that no tool has is not an error, but its limit
+///   never applies: [`Worker`](crate::Worker) logs a warning naming it when it is built, and
+///   [`ToolOutputLimits::warn_of_unmatched_tools`] does the same for any caller that knows its
+///   tools' names.
 /// - Anything else is a [`ManifestError`] that names the file, line, column and key, and says what is
 ///   wrong: `agent.toml:4:22: `worker.tool_output.default_max_tokens` must be at least 32 tokens (room
 ///   for the note), found 10`. That covers strings, negative numbers, floats, zero, limits under 32, an
