@@ -99,7 +99,8 @@
 //! The manifest's keys are under [`Manifest`]; a limit, valid by construction, is a [`ToolLimit`];
 //! where to cut is [`cut`] (and [`cut_leaving_room`] for an output that ends with a suffix),
 //! cutting is [`cap`]; a structured result is cut to valid JSON of the same shape by
-//! [`json::cap_json`]; a turn's limits are [`ToolOutputLimits::limits_for_turn`]; counting in
+//! [`json::cap_json`]; the tool results of a request to a model API, where a host's built-in
+//! tools' results and a history already too big meet the model, by [`request`]; a turn's limits are [`ToolOutputLimits::limits_for_turn`]; counting in
 //! another model's tokens is [`Tokenizer`] (and `HfTokenizer` with the `hf` feature). An output
 //! read in parts, as from a pipe, is counted by [`TokenCount`] and cut by [`StreamedOutput`],
 //! which hold only what a cut keeps. The
@@ -124,6 +125,7 @@ mod limit;
 mod limits;
 mod manifest;
 mod name;
+pub mod request;
 mod search;
 mod service;
 mod stream;
