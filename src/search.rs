@@ -69,7 +69,7 @@ impl Bracket {
             return None;
         }
         let guess = match self.over {
-            None => secant.min(high - ((content.len() - high) / 64).max(1)),
+            None => secant.min(high.saturating_sub(((content.len() - high) / 64).max(1))),
             Some(_) if secant_first && (low..high).contains(&secant) => secant,
             Some(_) => low + (high - low) / 2,
         };
@@ -307,5 +307,23 @@ impl<'a> Search<'a> {
                 keep: self.limit.keep,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A suffix within the budget that starts near the content's start, in a content of more
+    /// than 64 bytes after it: the step back from it is more than the bytes before it.
+    #[test]
+    fn the_next_start_stays_between_the_ends_when_the_suffix_within_starts_near_the_start() {
+        let content = " ".repeat(500);
+        let bracket = Bracket {
+            over: None,
+            within: Part { edge: 2, tokens: 4 },
+        };
+        assert_eq!(bracket.next(&content, 0, 400, true), Some(0));
+        assert_eq!(bracket.next(&content, 1, 400, true), Some(1));
     }
 }
