@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
+use tool_output_cap::json::JsonCapError;
 use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
 use crate::capped::{Capped, Truncation};
@@ -133,12 +134,16 @@ impl Limits {
         error: bool,
     ) -> PyResult<Capped> {
         let utf8 = Text::of(json);
-        serde_json::from_str::<serde::de::IgnoredAny>(&utf8)
-            .map_err(|e| PyValueError::new_err(format!("json is not JSON: {e}")))?;
+        let not_json = |e| PyValueError::new_err(format!("json is not JSON: {e}"));
         let outcome = outcome(error);
         match py.detach(|| self.0.cap_json(tool_name, &utf8, outcome)) {
             Ok(Some((capped, truncation))) => Capped::new(py, &capped, Some(truncation)),
-            Ok(None) => Ok(Capped::unchanged(json)),
+            // Within the limit, it may not have been read: read it to say whether it is JSON.
+            Ok(None) => match serde_json::from_str::<serde::de::IgnoredAny>(&utf8) {
+                Ok(_) => Ok(Capped::unchanged(json)),
+                Err(e) => Err(not_json(e)),
+            },
+            Err(JsonCapError::NotJson { error, .. }) => Err(not_json(error)),
             Err(_) => Capped::of_read(py, json, &utf8, |text| self.0.cut(tool_name, text, outcome)),
         }
     }

@@ -72,20 +72,29 @@ def _cap(limits: Limits, name: str, output: Any, structured: bool) -> Any:
         return output.model_copy(update={"text": limits.cap(name, output.text).text})
     if ItemHelpers._convert_tool_output_as_structured(output) is not None:
         return output
-    # What the SDK sends: a schema's JSON, else the `str` of the value.
-    sent = _json_of(output) if structured else str(output)
-    if sent is None or limits.cap(name, sent).truncation is None:
+    if structured:
+        return _cap_schema_value(limits, name, output)
+    # What the SDK sends: the `str` of the value; over the limit, its JSON is capped instead.
+    sent = limits.cap(name, str(output))
+    if sent.truncation is None:
         return output
-    text = sent if structured else _json_of(output)
+    text = _json_of(output)
+    return sent.text if text is None else limits.cap_json(name, text).text
+
+
+def _cap_schema_value(limits: Limits, name: str, output: Any) -> Any:
+    """`output` of a tool with an output schema, capped as the JSON the SDK sends, and given
+    back as the value of that JSON."""
+    text = _json_of(output)
     if text is None:
-        return limits.cap(name, sent).text
+        return output
     try:
         capped = limits.cap_json(name, text)
     except ValueError:
         # A string that is not JSON, which the SDK refuses for a schema itself.
         return output
-    if not structured:
-        return capped.text
+    if capped.truncation is None:
+        return output
     try:
         return json.loads(capped.text)
     except ValueError:

@@ -36,7 +36,7 @@ mod compact;
 mod items;
 mod literal;
 mod string;
-mod walk;
+pub(crate) mod walk;
 
 pub use literal::decode_string;
 

@@ -9,7 +9,7 @@ use serde_json::value::RawValue;
 use super::literal::decode_string;
 
 /// `json` with `with` in place of `json[at]`.
-pub(super) fn splice(json: &str, at: Range<usize>, with: &str) -> String {
+pub(crate) fn splice(json: &str, at: Range<usize>, with: &str) -> String {
     [&json[..at.start], with, &json[at.end..]].concat()
 }
 
@@ -59,7 +59,7 @@ pub(super) fn children_of(json: &str, at: Range<usize>) -> Vec<Range<usize>> {
 }
 
 /// Where `value`, a slice of `json`, lies in it.
-pub(super) fn span_of(json: &str, value: &str) -> Range<usize> {
+pub(crate) fn span_of(json: &str, value: &str) -> Range<usize> {
     let start = value.as_ptr() as usize - json.as_ptr() as usize;
     start..start + value.len()
 }

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use serde_json::value::RawValue;
 
 use super::{fields, items, string, NotARequest, Splices};
+use crate::json::walk::{span_of, splice};
 use crate::limits::ToolOutputLimits;
 use crate::tool::Outcome;
 
@@ -139,9 +140,13 @@ fn cap_content(
         match next {
             Some(((text_at, value, _), text)) if *text_at == at => {
                 if let Some(text) = text {
-                    let mut splices = Splices::default();
-                    splices.replace(block.get(), value.get(), serde_json::to_string(&text).ok()?);
-                    out.push(Cow::Owned(splices.apply(block.get())?));
+                    let block = block.get();
+                    let literal = serde_json::to_string(&text).ok()?;
+                    out.push(Cow::Owned(splice(
+                        block,
+                        span_of(block, value.get()),
+                        &literal,
+                    )));
                 }
                 next = kept.next();
             }

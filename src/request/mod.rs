@@ -16,6 +16,8 @@ use std::ops::Range;
 
 use serde_json::value::RawValue;
 
+use crate::json::walk::span_of;
+
 pub mod anthropic;
 
 /// A request body that is not a JSON object: it is left as it is.
@@ -56,8 +58,7 @@ struct Splices(Vec<(Range<usize>, String)>);
 impl Splices {
     /// Replaces `part`, a slice of `whole`, by `with`.
     fn replace(&mut self, whole: &str, part: &str, with: String) {
-        let start = part.as_ptr() as usize - whole.as_ptr() as usize;
-        self.0.push((start..start + part.len(), with));
+        self.0.push((span_of(whole, part), with));
     }
 
     /// `whole` with the edits made, or `None` when there are none.
