@@ -1,9 +1,16 @@
-//! Capping the tool results of an Anthropic Messages request: each to its tool's limit, the rest
-//! byte for byte, and the same bytes on every later turn.
+//! Capping the tool results of a model API request: each to its tool's limit, the rest byte for
+//! byte, and the same bytes on every later turn. Anthropic Messages here; the other APIs in
+//! `request_apis.rs`.
 
 use serde_json::{json, Value};
-use tool_output_cap::request::anthropic::cap_messages;
+use tool_output_cap::request::{Api, NotARequest, RequestCap};
 use tool_output_cap::{Encoding, ToolOutputLimits};
+
+/// `body` capped, without a cache: `None` when nothing was cut.
+fn cap_messages(body: &str, limits: &ToolOutputLimits) -> Result<Option<String>, NotARequest> {
+    let cap = RequestCap::new(limits.clone()).with_cache_bytes(0);
+    Ok(cap.cap(Api::AnthropicMessages, body)?.body)
+}
 
 fn listing(n: usize) -> String {
     (0..n)

@@ -2,23 +2,109 @@
 //! a host's built-in tools' included, meets the model, and where a history that is already too
 //! big is sent again on every turn.
 //!
-//! Each tool result is cut to the limit of the tool whose call it answers (found by the call's
-//! id), with the crate's note. The rest of the request stays byte for byte, and so does a result
-//! within its limit, one already capped among them: a history capped once is the same bytes on
-//! every later turn, so the provider's prompt cache keeps hitting.
+//! [`RequestCap::cap`] cuts each tool result of a request to the limit of the tool whose call it
+//! answers, with the crate's note, in the shapes of four APIs ([`Api`]):
 //!
-//! The Anthropic Messages API is read so far ([`anthropic::cap_messages`]).
+//! | API | tool results | the tool's name |
+//! | --- | --- | --- |
+//! | Anthropic Messages | `tool_result` blocks: `content` a string or blocks | the `tool_use` with the same `id` |
+//! | OpenAI Chat Completions | `role: "tool"` messages: `content` a string or text parts | the assistant's `tool_calls` |
+//! | OpenAI Responses | `function_call_output`, `custom_tool_call_output`, `local_shell_call_output`, `shell_call_output`, `mcp_call` | the `function_call` or `custom_tool_call` with the same `call_id`; `local_shell`; `shell`; the `mcp_call`'s `name` |
+//! | Gemini | `functionResponse.response`, any JSON object | `functionResponse.name` |
+//!
+//! The rules:
+//!
+//! - A result's text blocks (or parts) are cut together, as the MCP proxy cuts a result's text
+//!   blocks; other blocks (images, documents) are kept and not counted. A JSON value (Gemini's
+//!   `response`, a shell call's output) is cut as the proxy cuts a `structuredContent`, to
+//!   compact JSON of the same shape. An error (`is_error: true`, or a Gemini `response` with an
+//!   `error` and no `output`) keeps its tail.
+//! - `per_tool` applies to the names the model sees (Claude Code's `Glob`, `Read`, `Bash`); a
+//!   result whose call is not in the request gets the default limit.
+//! - With `max_tokens_per_turn`, the results of the latest turn (after the model's last message)
+//!   share it as [`ToolOutputLimits::limits_for_turn`] says; older results are held to their own
+//!   limits only, so a cut made in an earlier turn does not move.
+//! - The same request bytes give the same output bytes. A result within its limit, one this
+//!   crate already cut among them, and every byte outside the cut results stay as they were:
+//!   a history capped once is the same bytes on every later turn, so the provider's prompt
+//!   cache keeps hitting.
+//! - Anything else passes byte for byte: unknown fields, block types and APIs, and the results
+//!   of the provider's own tools (`web_search_tool_result`, `web_fetch_tool_result`,
+//!   `mcp_tool_result`, `code_execution_tool_result`), which the provider made and reads.
+//!
+//! A cut once made is kept, keyed by the result's bytes and its limit, in a cache of bounded
+//! size: a long history sent again on every turn is not counted again.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fmt;
-use std::ops::Range;
 
-use serde_json::value::RawValue;
+use crate::limits::ToolOutputLimits;
+use crate::tool::{Outcome, Truncation};
 
-use crate::json::walk::span_of;
+mod anthropic;
+mod cache;
+mod chat;
+mod found;
+mod gemini;
+mod raw;
+mod responses;
 
-pub mod anthropic;
+use cache::{CutCache, Key};
+use found::Found;
+use raw::{Fields, Splices};
+
+/// A model API whose requests [`RequestCap`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Api {
+    /// Anthropic Messages: `/v1/messages` and `/v1/messages/count_tokens`.
+    AnthropicMessages,
+    /// OpenAI Chat Completions: `/v1/chat/completions`.
+    ChatCompletions,
+    /// OpenAI Responses: `/v1/responses` and `/v1/responses/input_tokens`.
+    Responses,
+    /// Gemini: `models/M:generateContent`, `:streamGenerateContent` and `:countTokens`.
+    Gemini,
+}
+
+impl Api {
+    /// The API whose inference or token-count route `path` is, a query after it or not; `None`
+    /// for any other route.
+    ///
+    /// ```
+    /// use tool_output_cap::request::Api;
+    ///
+    /// assert_eq!(Api::for_path("/v1/messages?beta=true"), Some(Api::AnthropicMessages));
+    /// assert_eq!(Api::for_path("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"), Some(Api::Gemini));
+    /// assert_eq!(Api::for_path("/v1/models"), None);
+    /// ```
+    pub fn for_path(path: &str) -> Option<Api> {
+        let path = path.split('?').next().unwrap_or_default();
+        let last = path.rsplit('/').next().unwrap_or_default();
+        if path.ends_with("/messages") || path.ends_with("/messages/count_tokens") {
+            Some(Api::AnthropicMessages)
+        } else if path.ends_with("/chat/completions") {
+            Some(Api::ChatCompletions)
+        } else if path.ends_with("/responses") || path.ends_with("/responses/input_tokens") {
+            Some(Api::Responses)
+        } else if [":generateContent", ":streamGenerateContent", ":countTokens"]
+            .iter()
+            .any(|method| last.ends_with(method))
+        {
+            Some(Api::Gemini)
+        } else {
+            None
+        }
+    }
+
+    fn results<'a>(self, request: &Fields<'a>) -> Vec<Found<'a>> {
+        match self {
+            Api::AnthropicMessages => anthropic::results(request),
+            Api::ChatCompletions => chat::results(request),
+            Api::Responses => responses::results(request),
+            Api::Gemini => gemini::results(request),
+        }
+    }
+}
 
 /// A request body that is not a JSON object: it is left as it is.
 #[derive(Debug)]
@@ -36,45 +122,158 @@ impl std::error::Error for NotARequest {
     }
 }
 
-/// The fields of the JSON object `json`, borrowed from it; `None` for anything else.
-fn fields(json: &RawValue) -> Option<HashMap<Cow<'_, str>, &RawValue>> {
-    serde_json::from_str(json.get()).ok()
+/// A request, capped: its new body, and each cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CappedRequest {
+    /// The body with its tool results cut; `None` when none was over its limit, and the body
+    /// goes as it came.
+    pub body: Option<String>,
+    /// Each result cut, in the order of the request.
+    pub cuts: Vec<ResultCut>,
 }
 
-/// The items of the JSON array `json`, borrowed from it; `None` for anything else.
-fn items(json: &RawValue) -> Option<Vec<&RawValue>> {
-    serde_json::from_str(json.get()).ok()
+/// A tool result cut in a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResultCut {
+    /// The tool whose call it answers; `None` when the call is not in the request.
+    pub tool: Option<String>,
+    /// Whether it was an output or an error.
+    pub outcome: Outcome,
+    /// The figures of the cut.
+    pub truncation: Truncation,
+    /// Whether the cut was made for an earlier request, and taken from the cache.
+    pub cached: bool,
 }
 
-/// The string `json` stands for, if it is one.
-fn string(json: &RawValue) -> Option<String> {
-    crate::json::decode_string(json.get())
+/// Caps the tool results of model API requests to [`ToolOutputLimits`], keeping the cuts it
+/// made. Shared by reference among threads.
+///
+/// ```
+/// use serde_json::json;
+/// use tool_output_cap::request::{Api, RequestCap};
+/// use tool_output_cap::ToolOutputLimits;
+///
+/// let listing: String = (0..5000).map(|i| format!("src/module_{i}/mod.rs\n")).collect();
+/// let body = json!({
+///     "model": "claude-sonnet-4-5",
+///     "messages": [
+///         {"role": "user", "content": "list every file"},
+///         {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "Glob", "input": {"pattern": "*"}}]},
+///         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": listing}]},
+///     ],
+/// })
+/// .to_string();
+/// let cap = RequestCap::new(ToolOutputLimits::default().with_tool("Glob", 3000)?);
+/// let capped = cap.cap(Api::AnthropicMessages, &body)?;
+/// let sent: serde_json::Value = serde_json::from_str(capped.body.as_deref().unwrap())?;
+/// let result = sent["messages"][2]["content"][0]["content"].as_str().unwrap();
+/// assert!(result.ends_with("refine your query"));
+/// assert_eq!(capped.cuts[0].truncation.max_tokens, 3000);
+/// // Capped once, the same bytes after.
+/// assert_eq!(cap.cap(Api::AnthropicMessages, capped.body.as_deref().unwrap())?.body, None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct RequestCap {
+    limits: ToolOutputLimits,
+    cache: CutCache,
 }
 
-/// Edits of a text, each a range of it and what replaces it, made in one pass.
-#[derive(Debug, Default)]
-struct Splices(Vec<(Range<usize>, String)>);
+impl RequestCap {
+    /// How many bytes of results and their cuts the cache holds by default: 64 MiB.
+    pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
-impl Splices {
-    /// Replaces `part`, a slice of `whole`, by `with`.
-    fn replace(&mut self, whole: &str, part: &str, with: String) {
-        self.0.push((span_of(whole, part), with));
+    /// Caps to `limits`, with a cache of [`DEFAULT_CACHE_BYTES`](Self::DEFAULT_CACHE_BYTES).
+    pub fn new(limits: ToolOutputLimits) -> Self {
+        RequestCap {
+            limits,
+            cache: CutCache::new(Self::DEFAULT_CACHE_BYTES),
+        }
     }
 
-    /// `whole` with the edits made, or `None` when there are none.
-    fn apply(mut self, whole: &str) -> Option<String> {
-        if self.0.is_empty() {
-            return None;
+    /// The cache holds at most `max_bytes` of results and their cuts; 0 turns it off.
+    pub fn with_cache_bytes(self, max_bytes: usize) -> Self {
+        RequestCap {
+            cache: CutCache::new(max_bytes),
+            ..self
         }
-        self.0.sort_by_key(|(range, _)| range.start);
-        let mut out = String::with_capacity(whole.len());
-        let mut at = 0;
-        for (range, with) in &self.0 {
-            out.push_str(&whole[at..range.start]);
-            out.push_str(with);
-            at = range.end;
+    }
+
+    /// The limits it caps to.
+    pub fn limits(&self) -> &ToolOutputLimits {
+        &self.limits
+    }
+
+    /// `body`, a request of `api`, with each tool result cut to its limit; an error when the
+    /// body is not a JSON object. Each cut not taken from the cache emits the truncation event
+    /// ([`Truncation::record`]).
+    pub fn cap(&self, api: Api, body: &str) -> Result<CappedRequest, NotARequest> {
+        let request: Fields<'_> = serde_json::from_str(body).map_err(NotARequest)?;
+        let found = api.results(&request);
+        let turn = self.latest_turn_limits(&found);
+        let mut splices = Splices::default();
+        let mut cuts = Vec::new();
+        for (at, result) in found.iter().enumerate() {
+            let tool = result.tool.as_deref().unwrap_or_default();
+            let limit = turn.get(&at).unwrap_or_else(|| self.limits.limit_for(tool));
+            let limit = result.outcome.limit(limit);
+            let json = result.content.json().get();
+            let key = Key::new(json, &limit, result.content.shape());
+            let (entry, cached) = match self.cache.get(&key) {
+                Some(entry) => (entry, true),
+                None => {
+                    let entry = result
+                        .content
+                        .cut(&limit, self.limits.tokenizer())
+                        .map(|(json, truncation)| (json.into(), truncation));
+                    if let Some((_, truncation)) = &entry {
+                        truncation.record(tool, result.outcome);
+                    }
+                    self.cache.insert(key, entry.clone());
+                    (entry, false)
+                }
+            };
+            if let Some((capped, truncation)) = entry {
+                splices.replace(body, json, capped.to_string());
+                cuts.push(ResultCut {
+                    tool: result.tool.clone(),
+                    outcome: result.outcome,
+                    truncation,
+                    cached,
+                });
+            }
         }
-        out.push_str(&whole[at..]);
-        Some(out)
+        Ok(CappedRequest {
+            body: splices.apply(body),
+            cuts,
+        })
+    }
+
+    /// The limits of the latest turn's results, by their place among `found`, when they share
+    /// `max_tokens_per_turn`.
+    fn latest_turn_limits(
+        &self,
+        found: &[Found<'_>],
+    ) -> std::collections::HashMap<usize, crate::ToolLimit> {
+        if self.limits.max_tokens_per_turn().is_none() {
+            return Default::default();
+        }
+        let latest: Vec<(usize, &str, std::borrow::Cow<'_, str>)> = found
+            .iter()
+            .enumerate()
+            .filter(|(_, result)| result.latest)
+            .map(|(at, result)| {
+                let tool = result.tool.as_deref().unwrap_or_default();
+                (at, tool, result.content.text())
+            })
+            .collect();
+        let texts: Vec<(&str, &str)> = latest
+            .iter()
+            .map(|(_, tool, text)| (*tool, text.as_ref()))
+            .collect();
+        let limits = self.limits.limits_for_turn(&texts);
+        latest.iter().map(|(at, _, _)| *at).zip(limits).collect()
     }
 }

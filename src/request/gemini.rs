@@ -1,0 +1,42 @@
+//! Gemini (`:generateContent`, `:streamGenerateContent`, `:countTokens`): the `functionResponse`
+//! parts of `contents`, each naming its function. A `response` is any JSON object, cut as the
+//! MCP proxy cuts a `structuredContent`; one with an `error` and no `output` is an error.
+
+use super::found::{Content, Found};
+use super::raw::{fields, items, string_field, Fields};
+use crate::tool::Outcome;
+
+pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
+    let Some(contents) = request.get("contents").and_then(|contents| items(contents)) else {
+        return Vec::new();
+    };
+    let contents: Vec<Fields<'a>> = contents.into_iter().filter_map(fields).collect();
+    let last_model = contents
+        .iter()
+        .rposition(|content| string_field(content, "role").as_deref() == Some("model"));
+    let mut results = Vec::new();
+    for (at, content) in contents.iter().enumerate() {
+        let parts = content.get("parts").and_then(|parts| items(parts));
+        for part in parts.into_iter().flatten().filter_map(fields) {
+            let Some(response) = part.get("functionResponse").and_then(|r| fields(r)) else {
+                continue;
+            };
+            let Some(value) = response.get("response") else {
+                continue;
+            };
+            let outcome = match fields(value) {
+                Some(object) if object.contains_key("error") && !object.contains_key("output") => {
+                    Outcome::Error
+                }
+                _ => Outcome::Output,
+            };
+            results.push(Found {
+                tool: string_field(&response, "name"),
+                outcome,
+                content: Content::Json(value),
+                latest: last_model.is_none_or(|last| at > last),
+            });
+        }
+    }
+    results
+}

@@ -1,0 +1,67 @@
+//! OpenAI Responses (`/v1/responses`): the tool outputs among the `input` items.
+//!
+//! - `function_call_output` and `custom_tool_call_output`: `output` a string or a list of
+//!   `input_text` parts, answering the `function_call` or `custom_tool_call` with its `call_id`;
+//! - `local_shell_call_output`: `output` a string, of the tool `local_shell`;
+//! - `shell_call_output`: `output` a list of `stdout`, `stderr` and `outcome` objects, of the
+//!   tool `shell`, cut as the MCP proxy cuts a `structuredContent`;
+//! - `mcp_call`: its `output` string, of the tool `name`.
+
+use std::collections::HashMap;
+
+use super::found::{Content, Found};
+use super::raw::{fields, items, string_field, Fields};
+use crate::tool::Outcome;
+
+pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
+    let Some(input) = request.get("input").and_then(|input| items(input)) else {
+        return Vec::new();
+    };
+    let input: Vec<Fields<'a>> = input.into_iter().filter_map(fields).collect();
+    let kind = |item: &Fields<'_>| string_field(item, "type").unwrap_or_default();
+    // The model's items: its calls and messages. What comes after the last is the latest turn.
+    let last_model = input.iter().rposition(|item| {
+        let kind = kind(item);
+        kind.ends_with("_call")
+            || kind == "reasoning"
+            || string_field(item, "role").as_deref() == Some("assistant")
+    });
+    let mut tools = HashMap::new();
+    for item in &input {
+        if matches!(kind(item).as_str(), "function_call" | "custom_tool_call") {
+            if let (Some(id), Some(name)) =
+                (string_field(item, "call_id"), string_field(item, "name"))
+            {
+                tools.insert(id, name);
+            }
+        }
+    }
+    input
+        .iter()
+        .enumerate()
+        .filter_map(|(at, item)| {
+            let output = item.get("output")?;
+            let (tool, content) = match kind(item).as_str() {
+                "function_call_output" | "custom_tool_call_output" => (
+                    string_field(item, "call_id").and_then(|id| tools.get(&id).cloned()),
+                    Content::text_or_blocks(output, "input_text")?,
+                ),
+                "local_shell_call_output" => (Some("local_shell".into()), Content::Text(output)),
+                "shell_call_output" => (Some("shell".into()), Content::Json(output)),
+                "mcp_call" => (string_field(item, "name"), Content::Text(output)),
+                _ => return None,
+            };
+            if let Content::Text(value) = content {
+                if !value.get().starts_with('"') {
+                    return None;
+                }
+            }
+            Some(Found {
+                tool,
+                outcome: Outcome::Output,
+                content,
+                latest: last_model.is_none_or(|last| at > last),
+            })
+        })
+        .collect()
+}

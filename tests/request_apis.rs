@@ -1,0 +1,261 @@
+//! Capping the tool results of OpenAI Chat Completions, OpenAI Responses and Gemini requests, a
+//! turn's shared budget, the cache of cuts, and a property over random histories.
+
+use proptest::prelude::*;
+use serde_json::{json, Value};
+use tool_output_cap::request::{Api, RequestCap};
+use tool_output_cap::{Encoding, ToolOutputLimits};
+
+fn listing(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("/usr/share/doc/package-{i}/copyright\n"))
+        .collect()
+}
+
+fn count(text: &str) -> usize {
+    Encoding::O200kBase.tokenizer().count(text)
+}
+
+fn cap() -> RequestCap {
+    let limits = ToolOutputLimits::new(5000)
+        .unwrap()
+        .with_tool("shell", 1000)
+        .unwrap();
+    RequestCap::new(limits).with_cache_bytes(0)
+}
+
+fn capped(api: Api, body: &Value) -> Value {
+    let body = cap().cap(api, &body.to_string()).unwrap().body.unwrap();
+    serde_json::from_str(&body).unwrap()
+}
+
+fn assert_capped(text: &str, max_tokens: usize) {
+    assert!(count(text) <= max_tokens, "{} tokens", count(text));
+    assert!(
+        text.ends_with("refine your query"),
+        "{}",
+        &text[text.len() - 80..]
+    );
+}
+
+#[test]
+fn chat_completions_tool_messages_get_the_limit_of_their_call() {
+    let body = json!({
+        "model": "gpt-5",
+        "messages": [
+            {"role": "user", "content": "list"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_1", "type": "function", "function": {"name": "shell", "arguments": "{}"}},
+                {"id": "call_2", "type": "function", "function": {"name": "read", "arguments": "{}"}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_1", "content": listing(3000)},
+            {"role": "tool", "tool_call_id": "call_2", "content": [
+                {"type": "text", "text": listing(1000)}, {"type": "text", "text": listing(1000)}]},
+        ],
+    });
+    let sent = capped(Api::ChatCompletions, &body);
+    assert_capped(sent["messages"][2]["content"].as_str().unwrap(), 1000);
+    let parts = sent["messages"][3]["content"].as_array().unwrap();
+    let texts: Vec<&str> = parts.iter().map(|p| p["text"].as_str().unwrap()).collect();
+    assert_capped(&texts.join("\n"), 5000);
+    assert!(
+        count(&texts.join("\n")) > 1000,
+        "read has the default limit"
+    );
+}
+
+#[test]
+fn responses_outputs_of_every_kind_are_cut_and_server_items_pass() {
+    let stdout = listing(3000);
+    let body = json!({
+        "model": "gpt-5-codex",
+        "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list"}]},
+            {"type": "function_call", "call_id": "call_1", "name": "shell", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "call_1", "output": listing(3000)},
+            {"type": "custom_tool_call", "call_id": "call_2", "name": "apply_patch", "input": "x"},
+            {"type": "custom_tool_call_output", "call_id": "call_2", "output": [{"type": "input_text", "text": listing(3000)}]},
+            {"type": "local_shell_call_output", "id": "ls_1", "output": listing(3000)},
+            {"type": "shell_call_output", "call_id": "call_3", "output": [{"stdout": stdout, "stderr": "", "outcome": {"type": "exit", "exit_code": 0}}]},
+            {"type": "mcp_call", "id": "mcp_1", "name": "search_files", "server_label": "fs", "arguments": "{}", "output": listing(3000)},
+            {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": listing(3000)}},
+        ],
+    });
+    let sent = capped(Api::Responses, &body);
+    let input = sent["input"].as_array().unwrap();
+    assert_capped(input[2]["output"].as_str().unwrap(), 1000);
+    assert_capped(input[4]["output"][0]["text"].as_str().unwrap(), 5000);
+    assert_capped(input[5]["output"].as_str().unwrap(), 5000);
+    // A shell call's output is cut as JSON of the same shape.
+    let shell = &input[6]["output"];
+    assert_eq!(shell[0]["outcome"]["exit_code"], 0);
+    assert_capped(shell[0]["stdout"].as_str().unwrap(), 1000);
+    assert!(count(&shell.to_string()) <= 1000);
+    assert_capped(input[7]["output"].as_str().unwrap(), 5000);
+    assert_eq!(input[8], body["input"][8], "the provider's own tool passes");
+}
+
+#[test]
+fn gemini_function_responses_are_cut_as_json_and_errors_keep_their_tail() {
+    let error = listing(3000) + "error: exit status 2";
+    let body = json!({
+        "contents": [
+            {"role": "user", "parts": [{"text": "list"}]},
+            {"role": "model", "parts": [{"functionCall": {"name": "shell", "args": {}}}, {"functionCall": {"name": "run", "args": {}}}]},
+            {"role": "user", "parts": [
+                {"functionResponse": {"name": "shell", "response": {"output": listing(3000)}}},
+                {"functionResponse": {"name": "shell", "response": {"error": error}}},
+                {"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}},
+            ]},
+        ],
+        "generationConfig": {"temperature": 0},
+    });
+    let sent = capped(Api::Gemini, &body);
+    let parts = &sent["contents"][2]["parts"];
+    let output = parts[0]["functionResponse"]["response"]["output"]
+        .as_str()
+        .unwrap();
+    assert_capped(output, 1000);
+    assert!(listing(3000).starts_with(&output[..output.rfind("\ntruncated").unwrap()]));
+    let kept = parts[1]["functionResponse"]["response"]["error"]
+        .as_str()
+        .unwrap();
+    assert!(kept.contains("error: exit status 2\ntruncated: "));
+    assert_eq!(parts[2], body["contents"][2]["parts"][2]);
+    assert_eq!(sent["generationConfig"], body["generationConfig"]);
+}
+
+#[test]
+fn the_api_of_a_route_is_found_and_others_are_none() {
+    for (path, api) in [
+        ("/v1/messages", Some(Api::AnthropicMessages)),
+        (
+            "/v1/messages/count_tokens?beta=true",
+            Some(Api::AnthropicMessages),
+        ),
+        ("/v1/chat/completions", Some(Api::ChatCompletions)),
+        ("/v1/responses", Some(Api::Responses)),
+        ("/v1/responses/input_tokens", Some(Api::Responses)),
+        (
+            "/v1beta/models/gemini-2.5-flash:generateContent",
+            Some(Api::Gemini),
+        ),
+        (
+            "/v1beta/models/gemini-2.5-flash:countTokens",
+            Some(Api::Gemini),
+        ),
+        ("/v1/models", None),
+        ("/v1/responses/resp_1/cancel", None),
+        ("/", None),
+    ] {
+        assert_eq!(Api::for_path(path), api, "{path}");
+    }
+}
+
+/// An Anthropic request: `turns` tool calls and results, each of `tool` with `content`.
+fn history(turns: &[(&str, String)]) -> String {
+    let mut messages = vec![json!({"role": "user", "content": "go"})];
+    for (at, (tool, content)) in turns.iter().enumerate() {
+        let id = format!("toolu_{at}");
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": tool, "input": {}}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": content}]}));
+    }
+    json!({"model": "claude-sonnet-4-5", "messages": messages}).to_string()
+}
+
+#[test]
+fn a_turns_budget_is_shared_by_its_results_and_earlier_cuts_do_not_move() {
+    let limits = ToolOutputLimits::new(5000)
+        .unwrap()
+        .with_max_tokens_per_turn(6000)
+        .unwrap();
+    let cap = RequestCap::new(limits).with_cache_bytes(0);
+    // One turn of two large results: they share 6000 tokens.
+    let both = json!({"model": "m", "messages": [
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "a", "name": "Glob", "input": {}},
+            {"type": "tool_use", "id": "b", "name": "Grep", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": listing(3000)},
+            {"type": "tool_result", "tool_use_id": "b", "content": listing(3000)}]},
+    ]})
+    .to_string();
+    let capped = cap.cap(Api::AnthropicMessages, &both).unwrap();
+    let shares: Vec<usize> = capped
+        .cuts
+        .iter()
+        .map(|c| c.truncation.max_tokens)
+        .collect();
+    assert_eq!(shares.len(), 2);
+    assert!(shares.iter().sum::<usize>() <= 6000, "{shares:?}");
+
+    // Once the model answered, those results are of an earlier turn: held to their own limits,
+    // which they are within, so their bytes stay.
+    let mut next: Value = serde_json::from_str(capped.body.as_deref().unwrap()).unwrap();
+    next["messages"].as_array_mut().unwrap().extend([
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "Read", "input": {}}]}),
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": "fn main() {}"}]}),
+    ]);
+    let next = next.to_string();
+    assert_eq!(cap.cap(Api::AnthropicMessages, &next).unwrap().body, None);
+}
+
+#[test]
+fn a_cut_is_made_once_and_taken_from_the_cache_after() {
+    let cap = RequestCap::new(ToolOutputLimits::new(1000).unwrap());
+    let first = history(&[("Glob", listing(3000))]);
+    let once = cap.cap(Api::AnthropicMessages, &first).unwrap();
+    assert!(!once.cuts[0].cached);
+    // The host sends its own uncut history again, with one more result.
+    let second = history(&[("Glob", listing(3000)), ("Grep", listing(2000))]);
+    let again = cap.cap(Api::AnthropicMessages, &second).unwrap();
+    assert_eq!(again.cuts.len(), 2);
+    assert!(again.cuts[0].cached && !again.cuts[1].cached);
+    // The cached cut is the same bytes as the first.
+    let old_result = |body: &str| {
+        let body: Value = serde_json::from_str(body).unwrap();
+        body["messages"][2].to_string()
+    };
+    assert_eq!(
+        old_result(once.body.as_deref().unwrap()),
+        old_result(again.body.as_deref().unwrap())
+    );
+    // Without a cache, the same bytes too.
+    let uncached = RequestCap::new(ToolOutputLimits::new(1000).unwrap()).with_cache_bytes(0);
+    assert_eq!(
+        uncached.cap(Api::AnthropicMessages, &second).unwrap().body,
+        again.body
+    );
+}
+
+fn content() -> impl Strategy<Value = String> {
+    prop_oneof![
+        (0usize..4000).prop_map(listing),
+        (0usize..200_000).prop_map(|n| " ".repeat(n)),
+        (0usize..3000).prop_map(|n| "日本語🦀<|endoftext|>\u{fffd}".repeat(n)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn every_result_fits_and_capping_again_changes_nothing(
+        turns in prop::collection::vec((prop::sample::select(vec!["Glob", "Grep", "Read"]), content()), 1..4),
+        max_tokens in 32usize..3000,
+    ) {
+        let limits = ToolOutputLimits::new(5000).unwrap().with_tool("Glob", max_tokens).unwrap();
+        let cap = RequestCap::new(limits.clone());
+        let body = history(&turns);
+        let once = cap.cap(Api::AnthropicMessages, &body).unwrap();
+        let sent = once.body.clone().unwrap_or_else(|| body.clone());
+        let value: Value = serde_json::from_str(&sent).unwrap();
+        for (at, (tool, original)) in turns.iter().enumerate() {
+            let result = value["messages"][2 * at + 2]["content"][0]["content"].as_str().unwrap();
+            let limit = limits.max_tokens_for(tool);
+            prop_assert!(count(result) <= limit);
+            prop_assert_eq!(result == original, count(original) <= limit);
+        }
+        prop_assert_eq!(cap.cap(Api::AnthropicMessages, &sent).unwrap().body, None);
+    }
+}
