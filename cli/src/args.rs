@@ -76,6 +76,38 @@ Example:
         #[command(flatten)]
         command: CommandArgs,
     },
+    /// Serves a model API on a loopback port in front of --upstream, capping the tool results of
+    /// every request; or runs HOST (claude, codex or gemini) pointed at it.
+    ///
+    /// It caps the tool results of Anthropic Messages, OpenAI Chat Completions and Responses,
+    /// and Gemini requests, a host's built-in tools' among them, to the limits of the tools the
+    /// model called (the manifest's `per_tool` names are the names the model sees: `Bash`,
+    /// `Glob`, `Read`). Every other request, and every response, goes through as it is. With
+    /// HOST, the gateway listens on a free loopback port, the upstream is the one the host would
+    /// have used, and it stops when the host exits, with its exit code.
+    #[command(after_help = "\
+Examples:
+  tool-output-cap gateway -- claude
+  tool-output-cap gateway -- codex
+  tool-output-cap gateway -- gemini
+  tool-output-cap gateway --upstream https://api.anthropic.com --listen 127.0.0.1:8340")]
+    Gateway {
+        #[command(flatten)]
+        limit: LimitArgs,
+        /// The model API to forward to [default: with HOST, the one it would have used].
+        #[arg(long, value_name = "URL")]
+        upstream: Option<String>,
+        /// The address to listen on [default: 127.0.0.1:8340; with HOST, a free loopback port].
+        #[arg(long, value_name = "ADDRESS")]
+        listen: Option<std::net::SocketAddr>,
+        /// The host to run pointed at the gateway, and its arguments, after `--`.
+        #[arg(
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "HOST"
+        )]
+        host: Vec<String>,
+    },
     /// Reads stdin and writes it to stdout, capped.
     #[command(after_help = "\
 Example:

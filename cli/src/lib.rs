@@ -19,6 +19,7 @@ mod check;
 mod child;
 mod config;
 mod filter;
+mod gateway;
 mod last_output;
 mod lenient;
 mod log;
@@ -26,6 +27,7 @@ mod mcp;
 mod pending;
 mod result;
 mod run;
+mod signals;
 
 use args::{Args, Command};
 
@@ -68,6 +70,12 @@ where
             tool,
             command,
         } => run::run_capped(&limit, tool.tool.as_deref(), &command.command),
+        Command::Gateway {
+            limit,
+            upstream,
+            listen,
+            host,
+        } => gateway::gateway(&limit, upstream.as_deref(), listen, &host),
         Command::Cap { limit, tool } => filter::cap(&limit, tool.tool.as_deref()).map(|()| 0),
         Command::Count { manifest, counting } => {
             filter::count(manifest.as_deref(), &counting).map(|()| 0)

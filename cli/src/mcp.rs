@@ -23,6 +23,7 @@ use crate::last_output::LastOutput;
 use crate::lenient;
 use crate::pending::{Pending, Waiting};
 use crate::result::{cap_response, Response};
+use crate::signals::shutdown_signal;
 use crate::Failure;
 
 /// How long the server has to exit once its stdin is closed, and again after SIGTERM: together
@@ -109,40 +110,6 @@ fn report(relayed: Result<std::io::Result<()>, tokio::task::JoinError>) {
         Ok(Err(e)) => tracing::warn!("cannot relay the server's output to the host: {e}"),
         Err(e) => tracing::warn!("the relay to the host failed: {e}"),
     }
-}
-
-/// The first of SIGTERM, SIGINT and SIGHUP to reach the proxy, by name.
-#[cfg(unix)]
-async fn shutdown_signal() -> &'static str {
-    use tokio::signal::unix::{signal, SignalKind};
-    let listen = |kind| signal(kind).ok();
-    let (mut term, mut int, mut hup) = (
-        listen(SignalKind::terminate()),
-        listen(SignalKind::interrupt()),
-        listen(SignalKind::hangup()),
-    );
-    tokio::select! {
-        () = recv(&mut term) => "SIGTERM",
-        () = recv(&mut int) => "SIGINT",
-        () = recv(&mut hup) => "SIGHUP",
-    }
-}
-
-/// The next signal of `stream`; never, if it could not be listened to.
-#[cfg(unix)]
-async fn recv(stream: &mut Option<tokio::signal::unix::Signal>) {
-    match stream {
-        Some(stream) => {
-            stream.recv().await;
-        }
-        None => std::future::pending().await,
-    }
-}
-
-#[cfg(not(unix))]
-async fn shutdown_signal() -> &'static str {
-    let _ = tokio::signal::ctrl_c().await;
-    "Ctrl-C"
 }
 
 /// Once the server's stdin is closed (`why`): waits for it to exit, then sends it SIGTERM, then

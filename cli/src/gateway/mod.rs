@@ -1,0 +1,149 @@
+//! `gateway`: an HTTP reverse proxy in front of one model API, which caps the tool results of
+//! every inference and token-count request (the library's `request::RequestCap`), a host's
+//! built-in tools' among them; with a host command, it runs the host pointed at itself.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::ExitStatus;
+use std::sync::Arc;
+
+use tokio::net::TcpListener;
+use tool_output_cap::request::RequestCap;
+
+use crate::args::LimitArgs;
+use crate::config::Config;
+use crate::{child, log, Failure};
+
+mod encoding;
+mod forward;
+mod host;
+mod serve;
+mod upstream;
+
+use forward::Gateway;
+use host::Host;
+use upstream::Upstream;
+
+/// Where a gateway without a host listens unless told otherwise.
+pub(crate) const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8340);
+
+/// Serves the gateway: until SIGTERM, SIGINT or SIGHUP without `host`; with it, until the host
+/// it runs exits, whose exit code is this process's.
+pub(crate) fn gateway(
+    args: &LimitArgs,
+    upstream: Option<&str>,
+    listen: Option<SocketAddr>,
+    host: &[String],
+) -> Result<u8, Failure> {
+    let limits = Config::for_every_tool(args)?.limits;
+    let known = match host.first() {
+        Some(program) => Some(Host::of(program).ok_or_else(|| {
+            Failure::usage(format!(
+                "cannot point `{program}` at the gateway: the hosts it runs are claude, codex \
+                 and gemini; run the gateway alone (--upstream URL) and set the program's base \
+                 URL to it"
+            ))
+        })?),
+        None => None,
+    };
+    let upstream_url = match (upstream, known) {
+        (Some(url), _) => url.to_owned(),
+        (None, Some(host)) => host.upstream(),
+        (None, None) => {
+            return Err(Failure::usage(
+                "the gateway needs --upstream URL, or a host to run: claude, codex or gemini",
+            ))
+        }
+    };
+    let gateway = Arc::new(Gateway {
+        upstream: Upstream::new(&upstream_url).map_err(Failure::usage)?,
+        cap: RequestCap::new(limits),
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
+    let default = if known.is_some() {
+        SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0)
+    } else {
+        DEFAULT_LISTEN
+    };
+    let listen = listen.unwrap_or(default);
+    // On this thread, the main one, so that the host dies with the process (`child::command`).
+    let outcome = runtime.block_on(async {
+        let listener = TcpListener::bind(listen)
+            .await
+            .map_err(|e| Failure::io(format!("cannot listen on {listen}: {e}")))?;
+        let address = listener
+            .local_addr()
+            .map_err(|e| Failure::io(format!("cannot listen on {listen}: {e}")))?;
+        let url = format!("http://{address}");
+        match known {
+            None => {
+                log::say(format!(
+                    "tool-output-cap gateway: {url} stands for {upstream_url}\n"
+                ));
+                serve::serve(listener, gateway, async {
+                    crate::signals::shutdown_signal().await;
+                })
+                .await;
+                Ok(0)
+            }
+            Some(known) => {
+                let (argv, env) = known.pointed_at(host, &url);
+                let mut command = child::command(&argv)?;
+                command.envs(env);
+                let mut running = tokio::process::Command::from(command)
+                    .kill_on_drop(true)
+                    .spawn()
+                    .map_err(|e| child::not_started(host, e))?;
+                let status = std::sync::Mutex::new(None::<std::io::Result<ExitStatus>>);
+                let pid = running.id();
+                serve::serve(listener, gateway, async {
+                    let ended = tokio::select! {
+                        ended = running.wait() => ended,
+                        () = pass_on_signals(pid) => unreachable!("passing signals on never ends"),
+                    };
+                    *status.lock().unwrap() = Some(ended);
+                })
+                .await;
+                let status = status.into_inner().unwrap().expect("the host ended");
+                let status = status
+                    .map_err(|e| Failure::io(format!("cannot wait for `{}`: {e}", host[0])))?;
+                Ok(child::exit_code(status))
+            }
+        }
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    outcome
+}
+
+/// Passes SIGTERM and SIGHUP on to the host `pid`. SIGINT is not: a terminal sends Ctrl-C to
+/// the host itself, which decides what it means.
+async fn pass_on_signals(pid: Option<u32>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let listen = |kind| signal(kind).ok();
+        let (mut term, mut int, mut hup) = (
+            listen(SignalKind::terminate()),
+            listen(SignalKind::interrupt()),
+            listen(SignalKind::hangup()),
+        );
+        loop {
+            let signal = tokio::select! {
+                () = crate::signals::recv(&mut term) => nix::sys::signal::Signal::SIGTERM,
+                () = crate::signals::recv(&mut hup) => nix::sys::signal::Signal::SIGHUP,
+                () = crate::signals::recv(&mut int) => continue,
+            };
+            if let Some(pid) = pid {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), signal);
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        std::future::pending::<()>().await
+    }
+}

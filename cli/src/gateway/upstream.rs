@@ -1,0 +1,111 @@
+//! The one model API the gateway forwards to: fixed when it starts, so that no request can
+//! choose another host.
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use hyper::body::Incoming;
+use hyper::header::{HeaderName, HOST};
+use hyper::{Request, Response, Uri};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+
+/// A body the gateway sends on: the host's, as it streams in, or a capped one.
+pub(super) type Body = BoxBody<Bytes, hyper::Error>;
+
+/// The upstream: its scheme and authority, the path its API is under, and a client for it.
+#[derive(Debug, Clone)]
+pub(super) struct Upstream {
+    scheme: hyper::http::uri::Scheme,
+    authority: hyper::http::uri::Authority,
+    /// The upstream URL's path, without its trailing `/`: the gateway's `/` stands for it.
+    prefix: String,
+    client: Client<HttpsConnector<HttpConnector>, Body>,
+}
+
+/// Headers of one connection, not of the request: not sent on.
+const HOP_BY_HOP: [&str; 9] = [
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+impl Upstream {
+    /// The upstream at `url`, an `http` or `https` URL; HTTPS is verified against the system's
+    /// certificate authorities, or those in the file `SSL_CERT_FILE` names.
+    pub(super) fn new(url: &str) -> Result<Self, String> {
+        let uri: Uri = url
+            .parse()
+            .map_err(|e| format!("--upstream {url:?} is not a URL: {e}"))?;
+        let (Some(scheme), Some(authority)) = (uri.scheme().cloned(), uri.authority().cloned())
+        else {
+            return Err(format!(
+                "--upstream {url:?} must be an http:// or https:// URL"
+            ));
+        };
+        if scheme.as_str() != "http" && scheme.as_str() != "https" {
+            return Err(format!(
+                "--upstream {url:?} must be an http:// or https:// URL"
+            ));
+        }
+        if uri.query().is_some() {
+            return Err(format!("--upstream {url:?} must not have a query"));
+        }
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_native_roots()
+            .map_err(|e| format!("cannot read the system's certificate authorities: {e}"))?
+            .https_or_http()
+            .enable_http1()
+            .enable_http2()
+            .build();
+        Ok(Upstream {
+            scheme,
+            authority,
+            prefix: uri.path().trim_end_matches('/').to_owned(),
+            client: Client::builder(TokioExecutor::new()).build(connector),
+        })
+    }
+
+    /// Sends `request`, whose URI is the gateway's path and query, to the upstream.
+    pub(super) async fn send(
+        &self,
+        mut request: Request<Body>,
+    ) -> Result<Response<Incoming>, hyper_util::client::legacy::Error> {
+        let path = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |path| path.as_str());
+        let uri = Uri::builder()
+            .scheme(self.scheme.clone())
+            .authority(self.authority.clone())
+            .path_and_query(format!("{}{path}", self.prefix))
+            .build()
+            .expect("a valid scheme, authority and path make a valid URI");
+        *request.uri_mut() = uri;
+        // The client names the upstream's host itself.
+        request.headers_mut().remove(HOST);
+        without_hop_by_hop(request.headers_mut());
+        self.client.request(request).await
+    }
+}
+
+/// Removes the headers of one connection, those `Connection` names among them.
+pub(super) fn without_hop_by_hop(headers: &mut hyper::HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all("connection")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::try_from(name.trim()).ok())
+        .collect();
+    for name in named.iter().chain(&HOP_BY_HOP.map(HeaderName::from_static)) {
+        headers.remove(name);
+    }
+}

@@ -1,0 +1,751 @@
+//! The gateway against a fake model API on 127.0.0.1: each API's tool results capped on the way
+//! up, everything else and every answer byte for byte, streams relayed as they come, compressed
+//! bodies, a TLS upstream, an upstream that is down, a host that goes away mid-stream, 100
+//! concurrent 1 MB requests, SIGTERM, logs without keys, and a host run pointed at it.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper::{HeaderMap, Request, Response, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::{json, Value};
+use support::{binary, scratch};
+use tokio::net::TcpListener;
+use tokio::sync::Notify;
+
+const NOTE_END: &str = "refine your query";
+const RATE_LIMITED: &str = r#"{"type":"error","error":{"type":"rate_limit_error","message":"request too large for the per-minute limit"}}"#;
+
+fn listing(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("/usr/share/doc/package-{i}/copyright\n"))
+        .collect()
+}
+
+fn count(text: &str) -> usize {
+    tool_output_cap::Encoding::O200kBase.tokenizer().count(text)
+}
+
+/// A request the fake upstream got.
+#[derive(Debug, Clone)]
+struct Seen {
+    path: String,
+    headers: HeaderMap,
+    body: Bytes,
+}
+
+/// A fake model API: it keeps what it gets; it answers `x-fake-status: 429` with a rate-limit
+/// error, a streamed request with two events (the second once `release` is notified), and
+/// anything else with a small JSON.
+#[derive(Clone)]
+struct Fake {
+    url: String,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    release: Arc<Notify>,
+    /// Set when a stream's second event could not be sent: its reader went away.
+    stream_cut: Arc<Notify>,
+}
+
+type FakeBody = http_body_util::combinators::BoxBody<Bytes, std::convert::Infallible>;
+
+impl Fake {
+    async fn start(tls: Option<tokio_rustls::TlsAcceptor>) -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let scheme = if tls.is_some() {
+            "https://localhost"
+        } else {
+            "http://127.0.0.1"
+        };
+        let fake = Fake {
+            url: format!("{scheme}:{port}"),
+            seen: Arc::default(),
+            release: Arc::new(Notify::new()),
+            stream_cut: Arc::new(Notify::new()),
+        };
+        let serving = fake.clone();
+        tokio::spawn(async move {
+            loop {
+                let (stream, _) = listener.accept().await.unwrap();
+                let fake = serving.clone();
+                let tls = tls.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let fake = fake.clone();
+                        async move { Ok::<_, std::convert::Infallible>(fake.answer(request).await) }
+                    });
+                    let builder =
+                        hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+                    let _ = match tls {
+                        Some(tls) => {
+                            let stream = tls.accept(stream).await.unwrap();
+                            builder
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await
+                        }
+                        None => {
+                            builder
+                                .serve_connection(TokioIo::new(stream), service)
+                                .await
+                        }
+                    };
+                });
+            }
+        });
+        fake
+    }
+
+    async fn answer(&self, request: Request<Incoming>) -> Response<FakeBody> {
+        let path = request.uri().to_string();
+        let headers = request.headers().clone();
+        let body = request.into_body().collect().await.unwrap().to_bytes();
+        self.seen.lock().unwrap().push(Seen {
+            path: path.clone(),
+            headers: headers.clone(),
+            body: body.clone(),
+        });
+        if headers.get("x-fake-status").is_some_and(|s| s == "429") {
+            return Response::builder()
+                .status(429)
+                .header("retry-after", "7")
+                .header("x-fake", "kept")
+                .header("content-type", "application/json")
+                .body(Full::new(Bytes::from_static(RATE_LIMITED.as_bytes())).boxed())
+                .unwrap();
+        }
+        let streamed = path.contains("streamGenerateContent")
+            || serde_json::from_slice::<Value>(&body).is_ok_and(|b| b["stream"] == true);
+        if streamed {
+            let (sender, receiver) = tokio::sync::mpsc::channel::<Result<Frame<Bytes>, _>>(1);
+            let (release, cut) = (Arc::clone(&self.release), Arc::clone(&self.stream_cut));
+            tokio::spawn(async move {
+                let event =
+                    |text: &'static str| Ok(Frame::data(Bytes::from_static(text.as_bytes())));
+                let _ = sender
+                    .send(event("event: first\ndata: {\"n\":1}\n\n"))
+                    .await;
+                release.notified().await;
+                // The connection's end shows once the frame cannot go.
+                for _ in 0..50 {
+                    if sender
+                        .send(event("event: second\ndata: {\"n\":2}\n\n"))
+                        .await
+                        .is_err()
+                    {
+                        cut.notify_one();
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+            });
+            let stream = tokio_stream_of(receiver);
+            return Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(StreamBody::new(stream).boxed())
+                .unwrap();
+        }
+        Response::builder()
+            .header("content-type", "application/json")
+            .header("x-fake", "kept")
+            .body(Full::new(Bytes::from_static(br#"{"ok": true}"#)).boxed())
+            .unwrap()
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// The frames `receiver` gets, as a stream.
+fn tokio_stream_of<T>(
+    mut receiver: tokio::sync::mpsc::Receiver<T>,
+) -> impl futures_util::Stream<Item = T> {
+    futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx))
+}
+
+/// The gateway binary, running, and what it wrote to stderr.
+struct Gateway {
+    child: Child,
+    url: String,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Gateway {
+    /// `tool-output-cap gateway --upstream UPSTREAM --listen 127.0.0.1:0 ARGS` with `env`.
+    fn start(name: &str, upstream: &str, args: &[&str], env: &[(&str, &str)]) -> Gateway {
+        let dir = scratch("gateway", name);
+        let mut child = binary(&dir)
+            .args(["gateway", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+            .args(args)
+            .envs(env.iter().copied())
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let (url_sender, url) = std::sync::mpsc::channel();
+        let lines = BufReader::new(child.stderr.take().unwrap());
+        let log = Arc::clone(&stderr);
+        std::thread::spawn(move || {
+            for line in lines.lines().map_while(Result::ok) {
+                if let Some(url) = line
+                    .split_whitespace()
+                    .find(|w| w.starts_with("http://127.0.0.1:"))
+                {
+                    let _ = url_sender.send(url.to_owned());
+                }
+                log.lock().unwrap().push_str(&(line + "\n"));
+            }
+        });
+        let url = url
+            .recv_timeout(Duration::from_secs(30))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the gateway said where it listens: {}",
+                    stderr.lock().unwrap()
+                )
+            });
+        Gateway { child, url, stderr }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+}
+
+impl Drop for Gateway {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// POSTs `body`, a streamed request, to `url`: the answer, whose headers must come within 10
+/// seconds.
+async fn stream(url: &str, body: Value) -> Response<Incoming> {
+    let request = Request::post(url)
+        .body(Full::new(Bytes::from(body.to_string())))
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), client().request(request))
+        .await
+        .expect("the answer's headers came within 10 s")
+        .unwrap()
+}
+
+/// The next frame of `body`, which must come within 10 seconds.
+async fn next_frame(body: &mut Incoming) -> Frame<Bytes> {
+    tokio::time::timeout(Duration::from_secs(10), body.frame())
+        .await
+        .expect("a frame came within 10 s")
+        .expect("the body has a frame")
+        .expect("the frame was read")
+}
+
+fn client() -> Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>> {
+    Client::builder(TokioExecutor::new()).build_http()
+}
+
+/// POSTs `body` to `url` with `headers`; the answer's status, headers and body.
+async fn post(
+    url: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<Bytes>,
+) -> (StatusCode, HeaderMap, Bytes) {
+    let mut request = Request::post(url);
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let answer = client()
+        .request(request.body(Full::new(body.into())).unwrap())
+        .await
+        .unwrap();
+    let (parts, body) = answer.into_parts();
+    (
+        parts.status,
+        parts.headers,
+        body.collect().await.unwrap().to_bytes(),
+    )
+}
+
+/// A request of each API with one large tool result of the tool `shell`, its route, and where
+/// the result is in it.
+fn requests() -> Vec<(&'static str, Value, &'static str)> {
+    let big = listing(3000);
+    vec![
+        (
+            "/v1/messages?beta=true",
+            json!({"model": "m", "messages": [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "shell", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": big}]}],
+                "x-unknown-field": {"kept": 1}}),
+            "/messages/1/content/0/content",
+        ),
+        (
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": [
+                {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "shell", "arguments": "{}"}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": big}]}),
+            "/messages/1/content",
+        ),
+        (
+            "/v1/responses",
+            json!({"model": "m", "input": [
+                {"type": "function_call", "call_id": "c1", "name": "shell", "arguments": "{}"},
+                {"type": "function_call_output", "call_id": "c1", "output": big}]}),
+            "/input/1/output",
+        ),
+        (
+            "/v1beta/models/gemini-2.5-flash:generateContent?key=AIza-secret",
+            json!({"contents": [
+                {"role": "model", "parts": [{"functionCall": {"name": "shell", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "shell", "response": {"output": big}}}]}]}),
+            "/contents/1/parts/0/functionResponse/response/output",
+        ),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_apis_tool_results_are_capped_and_all_else_passes_byte_for_byte() {
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start("apis", &fake.url, &["--max-tokens", "1000"], &[]);
+    let headers = [
+        ("x-api-key", "sk-ant-secret"),
+        ("authorization", "Bearer sk-secret"),
+        ("anthropic-version", "2023-06-01"),
+        ("anthropic-beta", "fine-grained-tool-streaming-2025-05-14"),
+        ("x-unknown", "kept as it is"),
+        ("content-type", "application/json"),
+    ];
+    for (route, body, result) in requests() {
+        let (status, answer_headers, answer) = post(
+            &format!("{}{route}", gateway.url),
+            &headers,
+            body.to_string(),
+        )
+        .await;
+        assert_eq!(
+            (status, &answer[..]),
+            (StatusCode::OK, &br#"{"ok": true}"#[..]),
+            "{route}"
+        );
+        assert_eq!(answer_headers["x-fake"], "kept");
+        let seen = fake.seen().pop().unwrap();
+        assert_eq!(seen.path, route, "the path and query go on as they came");
+        for (name, value) in headers {
+            assert_eq!(seen.headers[name], value, "{route}: {name}");
+        }
+        let sent: Value = serde_json::from_slice(&seen.body).unwrap();
+        let text = sent.pointer(result).unwrap().as_str().unwrap();
+        assert!(count(text) <= 1000 && text.ends_with(NOTE_END), "{route}");
+        // All but the result is as it was.
+        let mut expected = body.clone();
+        *expected.pointer_mut(result).unwrap() = json!(text);
+        assert_eq!(sent, expected, "{route}");
+    }
+    // Other routes and methods, and a result within its limit, go on byte for byte.
+    let small = r#"{"model":"m",  "messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":"a.rs"}]}]}"#;
+    for route in ["/v1/messages", "/v1/models", "/v1/files"] {
+        post(&format!("{}{route}", gateway.url), &[], small).await;
+        assert_eq!(fake.seen().pop().unwrap().body, small.as_bytes(), "{route}");
+    }
+    // An error answer: its status, headers and body byte for byte.
+    let (status, answer_headers, answer) = post(
+        &format!("{}/v1/messages", gateway.url),
+        &[("x-fake-status", "429")],
+        small,
+    )
+    .await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(
+        (&answer_headers["retry-after"], &answer_headers["x-fake"]),
+        (&"7".parse().unwrap(), &"kept".parse().unwrap())
+    );
+    assert_eq!(answer, RATE_LIMITED.as_bytes());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streamed_answer_is_relayed_event_by_event() {
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start("stream", &fake.url, &[], &[]);
+    let answer = stream(
+        &format!("{}/v1/messages", gateway.url),
+        json!({"model": "m", "stream": true, "messages": []}),
+    )
+    .await;
+    assert_eq!(answer.headers()["content-type"], "text/event-stream");
+    let mut body = answer.into_body();
+    // The upstream holds its second event until the first has come through: a gateway that
+    // waited for the whole answer would never give it.
+    let first = next_frame(&mut body).await;
+    assert_eq!(
+        first.into_data().unwrap(),
+        "event: first\ndata: {\"n\":1}\n\n"
+    );
+    fake.release.notify_one();
+    let second = next_frame(&mut body).await;
+    assert_eq!(
+        second.into_data().unwrap(),
+        "event: second\ndata: {\"n\":2}\n\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_that_goes_away_mid_stream_ends_the_upstreams_stream_and_the_gateway_goes_on() {
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start("away", &fake.url, &[], &[]);
+    let answer = stream(
+        &format!("{}/v1/responses", gateway.url),
+        json!({"model": "m", "stream": true}),
+    )
+    .await;
+    let mut body = answer.into_body();
+    next_frame(&mut body).await;
+    drop(body);
+    fake.release.notify_one();
+    tokio::time::timeout(Duration::from_secs(10), fake.stream_cut.notified())
+        .await
+        .expect("the upstream's stream ended when the host went away");
+    let (status, _, _) = post(&format!("{}/v1/models", gateway.url), &[], "").await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn compressed_bodies_are_decoded_and_capped() {
+    use std::io::Write;
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start("encoded", &fake.url, &["--max-tokens", "1000"], &[]);
+    let (route, body, result) = requests().remove(2);
+    let text = body.to_string();
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gzip.write_all(text.as_bytes()).unwrap();
+    let mut zlib = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+    zlib.write_all(text.as_bytes()).unwrap();
+    let zstd = ruzstd::encoding::compress_to_vec(
+        text.as_bytes(),
+        ruzstd::encoding::CompressionLevel::Fastest,
+    );
+    for (encoding, encoded) in [
+        ("gzip", gzip.finish().unwrap()),
+        ("deflate", zlib.finish().unwrap()),
+        ("zstd", zstd),
+    ] {
+        let (status, _, _) = post(
+            &format!("{}{route}", gateway.url),
+            &[("content-encoding", encoding)],
+            encoded,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        let seen = fake.seen().pop().unwrap();
+        assert!(
+            seen.headers.get("content-encoding").is_none(),
+            "{encoding}: sent on as identity"
+        );
+        assert_eq!(seen.headers["content-length"], seen.body.len().to_string());
+        let sent: Value = serde_json::from_slice(&seen.body).unwrap();
+        let text = sent.pointer(result).unwrap().as_str().unwrap();
+        assert!(
+            count(text) <= 1000 && text.ends_with(NOTE_END),
+            "{encoding}"
+        );
+    }
+    // Nothing to cut: the encoded bytes go on as they came, encoding and all.
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gzip.write_all(br#"{"model": "m", "input": "hi"}"#).unwrap();
+    let encoded = gzip.finish().unwrap();
+    post(
+        &format!("{}{route}", gateway.url),
+        &[("content-encoding", "gzip")],
+        encoded.clone(),
+    )
+    .await;
+    let seen = fake.seen().pop().unwrap();
+    assert_eq!(
+        (&seen.body[..], &seen.headers["content-encoding"]),
+        (&encoded[..], &"gzip".parse().unwrap())
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tls_upstream_is_verified_against_the_authority_in_ssl_cert_file() {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(Arc::new(
+        tokio_rustls::rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        tokio_rustls::rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+    .unwrap();
+    let fake = Fake::start(Some(tokio_rustls::TlsAcceptor::from(Arc::new(config)))).await;
+    let dir = scratch("gateway", "tls-ca");
+    let ca_file = dir.join("ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    let (route, body, result) = requests().remove(0);
+
+    let trusted = Gateway::start(
+        "tls",
+        &fake.url,
+        &["--max-tokens", "1000"],
+        &[("SSL_CERT_FILE", ca_file.to_str().unwrap())],
+    );
+    let (status, _, _) = post(&format!("{}{route}", trusted.url), &[], body.to_string()).await;
+    assert_eq!(status, StatusCode::OK);
+    let sent: Value = serde_json::from_slice(&fake.seen().pop().unwrap().body).unwrap();
+    assert!(sent
+        .pointer(result)
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .ends_with(NOTE_END));
+
+    // Without the authority, the upstream is not trusted: a 502 that says why.
+    let empty = dir.join("empty.pem");
+    std::fs::write(&empty, ca_pem_of_another()).unwrap();
+    let untrusted = Gateway::start(
+        "tls-untrusted",
+        &fake.url,
+        &[],
+        &[("SSL_CERT_FILE", empty.to_str().unwrap())],
+    );
+    let (status, _, answer) =
+        post(&format!("{}{route}", untrusted.url), &[], body.to_string()).await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY);
+    assert!(
+        String::from_utf8_lossy(&answer).contains("certificate"),
+        "{}",
+        String::from_utf8_lossy(&answer)
+    );
+}
+
+/// The PEM of a certificate authority that signed nothing here.
+fn ca_pem_of_another() -> String {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params
+        .self_signed(&rcgen::KeyPair::generate().unwrap())
+        .unwrap()
+        .pem()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_that_is_down_gives_a_502_in_the_apis_own_error_shape() {
+    // A port nothing listens on: bound, then let go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let gateway = Gateway::start("down", &format!("http://127.0.0.1:{port}"), &[], &[]);
+    for (route, shape) in [
+        ("/v1/messages", "/error/type"),
+        ("/v1/responses", "/error/message"),
+        ("/v1beta/models/g:generateContent", "/error/status"),
+        ("/v1/models", "/error/message"),
+    ] {
+        let (status, headers, body) = post(&format!("{}{route}", gateway.url), &[], "{}").await;
+        assert_eq!(status, StatusCode::BAD_GATEWAY, "{route}");
+        assert_eq!(headers["content-type"], "application/json");
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert!(body.pointer(shape).is_some(), "{route}: {body}");
+        assert!(body.to_string().contains("cannot be reached"), "{body}");
+    }
+    let (_, _, body) = post(&format!("{}/v1/messages", gateway.url), &[], "{}").await;
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(
+        (body["type"].as_str(), body["error"]["type"].as_str()),
+        (Some("error"), Some("api_error"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_body_it_cannot_read_goes_on_unchanged_and_no_key_or_body_reaches_the_log() {
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start(
+        "logs",
+        &fake.url,
+        &["--max-tokens", "1000"],
+        &[("RUST_LOG", "debug")],
+    );
+    for body in [
+        &b"not json at all"[..],
+        br#"{"messages": [1, 2"#,
+        b"\xff\xfe{}",
+    ] {
+        let (status, _, _) = post(
+            &format!("{}/v1/messages", gateway.url),
+            &[("x-api-key", "sk-ant-secret")],
+            body.to_vec(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(fake.seen().pop().unwrap().body, body);
+    }
+    let (route, body, _) = requests().remove(3);
+    post(
+        &format!("{}{route}", gateway.url),
+        &[("authorization", "Bearer sk-secret")],
+        body.to_string(),
+    )
+    .await;
+    std::thread::sleep(Duration::from_millis(300));
+    let log = gateway.stderr();
+    assert_eq!(log.matches("sent on as it came").count(), 3, "{log}");
+    assert!(log.contains("capped a tool result"), "{log}");
+    for secret in [
+        "sk-ant-secret",
+        "sk-secret",
+        "AIza-secret",
+        "package-1/copyright",
+        "not json at all",
+    ] {
+        assert!(!log.contains(secret), "{secret} in the log:\n{log}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_hundred_concurrent_one_megabyte_requests_are_each_capped() {
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start("hundred", &fake.url, &["--max-tokens", "1000"], &[]);
+    // 1 MB each; the same result in each, as a host's history is, and a field of its own.
+    let result = listing(27_000);
+    assert!(result.len() > 1_000_000);
+    let requests = (0..100).map(|i| {
+        let body = json!({"model": "m", "metadata": {"i": i}, "messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": result}]}]});
+        let url = format!("{}/v1/messages", gateway.url);
+        tokio::spawn(async move { post(&url, &[], body.to_string()).await.0 })
+    });
+    for request in requests.collect::<Vec<_>>() {
+        assert_eq!(request.await.unwrap(), StatusCode::OK);
+    }
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 100);
+    for seen in seen {
+        let sent: Value = serde_json::from_slice(&seen.body).unwrap();
+        let text = sent["messages"][1]["content"][0]["content"]
+            .as_str()
+            .unwrap();
+        assert!(count(text) <= 1000 && text.ends_with(NOTE_END));
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_finishes_the_requests_in_flight_and_takes_no_new_ones() {
+    let fake = Fake::start(None).await;
+    let mut gateway = Gateway::start("sigterm", &fake.url, &[], &[]);
+    let answer = stream(
+        &format!("{}/v1/messages", gateway.url),
+        json!({"model": "m", "stream": true}),
+    )
+    .await;
+    let mut body = answer.into_body();
+    next_frame(&mut body).await;
+    let pid = nix::unistd::Pid::from_raw(gateway.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // No new connection once it was told to stop.
+    let address = gateway.url.trim_start_matches("http://").to_owned();
+    assert!(
+        tokio::net::TcpStream::connect(&address).await.is_err(),
+        "a new connection was taken"
+    );
+    // The stream in flight goes on to its end.
+    fake.release.notify_one();
+    let second = next_frame(&mut body).await;
+    assert!(second.into_data().unwrap().starts_with(b"event: second"));
+    drop(body);
+    let status = tokio::task::spawn_blocking(move || gateway.child.wait().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_host_runs_pointed_at_the_gateway_and_its_exit_code_is_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let fake = runtime.block_on(Fake::start(None));
+    let dir = scratch("gateway", "host");
+    // A stand-in for Claude Code: it posts one request to its base URL and exits 3.
+    let claude = dir.join("claude");
+    let mut script = std::fs::File::create(&claude).unwrap();
+    writeln!(
+        script,
+        "#!/usr/bin/env python3\n\
+         import json, os, sys, urllib.request\n\
+         url = os.environ['ANTHROPIC_BASE_URL'] + '/v1/messages'\n\
+         body = json.dumps({{'messages': [\n\
+           {{'role': 'assistant', 'content': [{{'type': 'tool_use', 'id': 't', 'name': 'Glob', 'input': {{}}}}]}},\n\
+           {{'role': 'user', 'content': [{{'type': 'tool_result', 'tool_use_id': 't', 'content': 'x\\n' * 20000}}]}}]}})\n\
+         urllib.request.urlopen(urllib.request.Request(url, body.encode(), {{'content-type': 'application/json'}})).read()\n\
+         print(url, sys.argv[1:])\n\
+         sys.exit(3)"
+    )
+    .unwrap();
+    drop(script);
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let output = binary(&dir)
+        .args([
+            "gateway",
+            "--max-tokens",
+            "500",
+            "--",
+            claude.to_str().unwrap(),
+            "-p",
+            "hi",
+        ])
+        .env("ANTHROPIC_BASE_URL", &fake.url)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.starts_with("http://127.0.0.1:") && stdout.contains("['-p', 'hi']"),
+        "{stdout}"
+    );
+    let seen = fake
+        .seen()
+        .pop()
+        .expect("the host's request reached the upstream, its base URL");
+    let sent: Value = serde_json::from_slice(&seen.body).unwrap();
+    let text = sent["messages"][1]["content"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(count(text) <= 500 && text.ends_with(NOTE_END));
+    let unknown = binary(&dir)
+        .args(["gateway", "--", "python3"])
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("claude, codex and gemini"));
+}
