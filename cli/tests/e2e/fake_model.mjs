@@ -1,8 +1,14 @@
 // A fake model API on 127.0.0.1 for the host end-to-end tests: it speaks Anthropic's Messages
 // API (Claude Code), OpenAI's Responses API (Codex) and Gemini's generateContent (gemini-cli),
-// each streamed as the host asks. Its first answer in a conversation calls the one offered tool
-// whose name ends with `tool`, with `args`; once the conversation holds that tool's result, it
-// answers with a final text. Every request is kept, so a test reads exactly what the model would.
+// each streamed as the host asks. It makes the calls it is given in turn: while a conversation
+// holds fewer tool results than calls, it calls the next, the one offered tool whose name ends
+// with `tool`, with `args`; then it answers with a final text. Every request is kept, so a test
+// reads exactly what the model would.
+//
+// With `limit`, it also enforces an input-token limit as a provider's per-minute limit does:
+// the request that first calls a tool sets the baseline, and a later request of more than
+// `limit` tokens over it gets the API's own 429, "request too large for the per-minute limit".
+// Tokens are counted with o200k_base, by `count` (the text of every string in the request).
 
 import http from "node:http";
 
@@ -21,15 +27,15 @@ const json = (res, body) => {
 };
 
 // Anthropic Messages: a tool_use, or a text once a tool_result came back.
-function anthropic(body, res, { tool, args }) {
-  const results = (body.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
-  const answered = results.some((block) => block.type === "tool_result");
-  const name = (body.tools ?? []).map((t) => t.name).find((n) => n?.endsWith(tool));
+function anthropic(body, res, calls) {
+  const blocks = (body.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+  const done = blocks.filter((block) => block.type === "tool_result").length;
+  const { tool, args } = calls[done] ?? {};
+  const name = tool && (body.tools ?? []).map((t) => t.name).find((n) => n?.endsWith(tool));
   const usage = { input_tokens: 10, output_tokens: 1 };
-  const block =
-    !answered && name
-      ? { type: "tool_use", id: "toolu_e2e_1", name, input: {} }
-      : { type: "text", text: "" };
+  const block = name
+    ? { type: "tool_use", id: `toolu_e2e_${done + 1}`, name, input: {} }
+    : { type: "text", text: "" };
   const delta =
     block.type === "tool_use"
       ? { type: "input_json_delta", partial_json: JSON.stringify(args) }
@@ -50,14 +56,14 @@ function anthropic(body, res, { tool, args }) {
 }
 
 // OpenAI Responses: a function_call, or a message once a function_call_output came back.
-function responses(body, res, { tool, args }) {
-  const answered = (body.input ?? []).some((item) => item.type === "function_call_output");
+function responses(body, res, calls) {
+  const done = (body.input ?? []).filter((item) => item.type === "function_call_output").length;
+  const { tool, args } = calls[done] ?? {};
   const offered = (body.tools ?? []).flatMap((t) => (t.type === "namespace" ? (t.tools ?? []).map((inner) => ({ ...inner, namespace: t.name })) : [t]));
-  const found = offered.find((t) => t.name?.endsWith(tool));
-  const item =
-    !answered && found
-      ? { type: "function_call", id: "fc_e2e_1", call_id: "call_e2e_1", name: found.name, ...(found.namespace ? { namespace: found.namespace } : {}), arguments: JSON.stringify(args), status: "completed" }
-      : { type: "message", id: "msg_e2e_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done", annotations: [] }] };
+  const found = tool && offered.find((t) => t.name?.endsWith(tool));
+  const item = found
+    ? { type: "function_call", id: `fc_e2e_${done + 1}`, call_id: `call_e2e_${done + 1}`, name: found.name, ...(found.namespace ? { namespace: found.namespace } : {}), arguments: JSON.stringify(args), status: "completed" }
+    : { type: "message", id: "msg_e2e_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done", annotations: [] }] };
   const response = { id: "resp_e2e", object: "response", status: "completed", output: [item], usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 } };
   sse(res, [
     ["response.created", { type: "response.created", response: { id: "resp_e2e", object: "response", status: "in_progress", output: [] } }],
@@ -68,19 +74,46 @@ function responses(body, res, { tool, args }) {
 }
 
 // Gemini generateContent: a functionCall, or a text once a functionResponse came back.
-function gemini(body, res, { tool, args }, stream) {
+function gemini(body, res, calls, stream) {
   const parts = (body.contents ?? []).flatMap((c) => c.parts ?? []);
-  const answered = parts.some((part) => part.functionResponse);
-  const name = (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []).map((f) => f.name).find((n) => n?.endsWith(tool));
-  const part = !answered && name ? { functionCall: { name, args } } : { text: "done" };
+  const done = parts.filter((part) => part.functionResponse).length;
+  const { tool, args } = calls[done] ?? {};
+  const name = tool && (body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []).map((f) => f.name).find((n) => n?.endsWith(tool));
+  const part = name ? { functionCall: { name, args } } : { text: "done" };
   const chunk = { candidates: [{ content: { role: "model", parts: [part] }, finishReason: "STOP", index: 0 }], usageMetadata: { promptTokenCount: 10, candidatesTokenCount: 5, totalTokenCount: 15 }, modelVersion: "fake" };
   if (stream) return sse(res, [[null, chunk]]);
   json(res, chunk);
 }
 
-/** Starts the fake model. Resolves to { url, requests, close }. */
-export function startFakeModel(call) {
+// Each API's 429 for a request over the per-minute limit.
+const tooLarge = (path, tokens) => {
+  const message = `request too large for the per-minute limit: ${tokens} input tokens`;
+  if (path.endsWith("/messages")) return { type: "error", error: { type: "rate_limit_error", message } };
+  if (path.endsWith("/responses")) return { error: { message, type: "tokens", param: null, code: "rate_limit_exceeded" } };
+  return { error: { code: 429, message, status: "RESOURCE_EXHAUSTED" } };
+};
+
+/** The text of every string in `value`, joined by newlines. */
+const strings = (value) =>
+  typeof value === "string" ? value : value && typeof value === "object" ? Object.values(value).map(strings).filter(Boolean).join("\n") : "";
+
+/** How many tool results `body` holds, in any of the three APIs. */
+const results = (body) =>
+  (body.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === "tool_result").length +
+  (Array.isArray(body.input) ? body.input : []).filter((item) => item.type === "function_call_output").length +
+  (body.contents ?? []).flatMap((c) => c.parts ?? []).filter((part) => part.functionResponse).length;
+
+/**
+ * Starts the fake model: `calls` is a call ({ tool, args }) or a list of them; `limit`, with
+ * `count` (text => tokens), the input-token limit over the baseline. Resolves to { url, requests,
+ * limited, close }: `requests` holds each request with its `tokens` when counted, `limited` each
+ * request refused.
+ */
+export function startFakeModel(calls, { limit, count } = {}) {
+  calls = Array.isArray(calls) ? calls : [calls];
   const requests = [];
+  const limited = [];
+  let baseline;
   const server = http.createServer((req, res) => {
     let text = "";
     req.on("data", (chunk) => (text += chunk));
@@ -92,12 +125,23 @@ export function startFakeModel(call) {
         body = { unparsed: text };
       }
       const path = req.url.split("?")[0];
-      requests.push({ method: req.method, path, body });
+      const request = { method: req.method, path, body };
+      requests.push(request);
+      const inference = /\/messages$|\/responses$|:(stream)?[gG]enerateContent$/.test(path);
+      if (limit && inference && (body.tools ?? []).length) {
+        request.tokens = count(strings({ system: body.system, messages: body.messages, input: body.input, instructions: body.instructions, contents: body.contents, systemInstruction: body.systemInstruction }));
+        if (results(body) === 0 && baseline === undefined) baseline = request.tokens;
+        if (baseline !== undefined && request.tokens > baseline + limit) {
+          limited.push(request);
+          res.writeHead(429, { "content-type": "application/json" });
+          return res.end(JSON.stringify(tooLarge(path, request.tokens)));
+        }
+      }
       if (path.endsWith("/messages/count_tokens")) return json(res, { input_tokens: 1000 });
-      if (path.endsWith("/messages")) return anthropic(body, res, call);
-      if (path.endsWith("/responses")) return responses(body, res, call);
-      if (path.includes(":streamGenerateContent")) return gemini(body, res, call, true);
-      if (path.includes(":generateContent")) return gemini(body, res, call, false);
+      if (path.endsWith("/messages")) return anthropic(body, res, calls);
+      if (path.endsWith("/responses")) return responses(body, res, calls);
+      if (path.includes(":streamGenerateContent")) return gemini(body, res, calls, true);
+      if (path.includes(":generateContent")) return gemini(body, res, calls, false);
       if (path.includes(":countTokens")) return json(res, { totalTokens: 1000 });
       if (path.endsWith("/models")) return json(res, { data: [], models: [] });
       res.writeHead(404, { "content-type": "application/json" });
@@ -109,6 +153,8 @@ export function startFakeModel(call) {
       resolve({
         url: `http://127.0.0.1:${server.address().port}`,
         requests,
+        limited,
+        baseline: () => baseline,
         close: () => new Promise((done) => server.close(done)),
       }),
     ),

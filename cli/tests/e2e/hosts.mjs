@@ -12,50 +12,28 @@
 // download. A host that is not installed is skipped, with a line saying so.
 
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { startFakeModel } from "./fake_model.mjs";
+import { bin as installed, claudeEnv, codexEnv, geminiEnv, runHost } from "./host_setup.mjs";
 
 const [parts, proxy, bigDir] = process.argv.slice(2, 5).map((arg) => path.resolve(arg));
 const LIMIT = Number(process.argv[5] ?? 5000);
 const server = path.join(parts, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
-const bin = (name) => path.join(parts, "node_modules/.bin", name);
+const bin = (name) => installed(parts, name);
 const NOTE = /truncated: \d+ tokens dropped, refine your query$/;
 const limitFlags = process.argv[5] ? ["--max-tokens", String(LIMIT)] : [];
 const serverLine = [proxy, "mcp", ...limitFlags, "--", process.execPath, server, bigDir];
 
 const tokens = (text) => Number(execFileSync(proxy, ["count"], { input: text, maxBuffer: 1 << 30 }));
 
-/** Runs a host to its end: its exit code and output. */
-function runHost(command, args, options) {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
-    let [stdout, stderr] = ["", ""];
-    child.stdout.on("data", (data) => (stdout += data));
-    child.stderr.on("data", (data) => (stderr += data));
-    const timer = setTimeout(() => child.kill("SIGKILL"), 300_000);
-    child.on("close", (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
-
 const hosts = {
   // Claude Code shows the model the compact JSON of structuredContent, as a tool_result.
   async "Claude Code"(home, model) {
-    const env = {
-      ...process.env,
-      HOME: home,
-      ANTHROPIC_BASE_URL: model.url,
-      ANTHROPIC_API_KEY: "sk-e2e",
-      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-      DISABLE_TELEMETRY: "1",
-      DISABLE_AUTOUPDATER: "1",
-    };
+    const env = claudeEnv(home, model.url);
     // The filesystem server gets Claude Code's folder as its root: run it in the folder listed.
     execFileSync(bin("claude"), ["mcp", "add", "filesystem", "--", ...serverLine], { env, cwd: bigDir });
     const run = await runHost(bin("claude"), ["-p", "List every file.", "--allowedTools", "mcp__filesystem__*", "--output-format", "json", "--no-session-persistence"], { env, cwd: bigDir });
@@ -73,24 +51,7 @@ const hosts = {
   // Codex shows the model structuredContent as function_call_output, after a line of its own,
   // and cuts it again to about 12 KB, keeping both ends.
   async Codex(home, model) {
-    writeFileSync(
-      path.join(home, "config.toml"),
-      [
-        'model = "e2e-model"', // not one of Codex's own models, so MCP tools are called directly
-        'model_provider = "fake"',
-        'approval_policy = "never"',
-        "",
-        "[model_providers.fake]",
-        'name = "fake"',
-        `base_url = "${model.url}/v1"`,
-        'env_key = "FAKE_API_KEY"',
-        'wire_api = "responses"',
-        "request_max_retries = 0",
-        "stream_max_retries = 0",
-        "",
-      ].join("\n"),
-    );
-    const env = { ...process.env, HOME: home, CODEX_HOME: home, FAKE_API_KEY: "sk-e2e" };
+    const env = codexEnv(home, model.url);
     execFileSync(bin("codex"), ["mcp", "add", "filesystem", "--", ...serverLine], { env, cwd: bigDir, stdio: "ignore" });
     const run = await runHost(bin("codex"), ["exec", "--skip-git-repo-check", "--json", "List every file."], { env, cwd: bigDir });
     assert.equal(run.status, 0, run.stderr);
@@ -106,13 +67,7 @@ const hosts = {
   // gemini-cli shows the model the content text in <untrusted_context>, as a functionResponse.
   // It drops the `--` of the line; it runs MCP servers only in a trusted folder.
   async "gemini-cli"(home, model) {
-    mkdirSync(path.join(home, ".gemini"));
-    writeFileSync(
-      path.join(home, ".gemini/settings.json"),
-      JSON.stringify({ security: { auth: { selectedType: "gemini-api-key" } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false } }),
-    );
-    writeFileSync(path.join(home, ".gemini/trustedFolders.json"), JSON.stringify({ [bigDir]: "TRUST_FOLDER" }));
-    const env = { ...process.env, HOME: home, GOOGLE_GEMINI_BASE_URL: model.url, GEMINI_API_KEY: "e2e", GEMINI_CLI_NO_RELAUNCH: "true" };
+    const env = geminiEnv(home, model.url, bigDir);
     execFileSync(bin("gemini"), ["mcp", "add", "--scope", "user", "filesystem", ...serverLine], { env, cwd: bigDir, stdio: "ignore" });
     const run = await runHost(bin("gemini"), ["-p", "List every file.", "--yolo", "--output-format", "json", "-m", "gemini-e2e"], { env, cwd: bigDir });
     assert.equal(run.status, 0, run.stderr);

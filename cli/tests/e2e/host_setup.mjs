@@ -1,0 +1,72 @@
+// What the host end-to-end tests share: running a host to its end, and setting up each host
+// (Claude Code, Codex, gemini-cli) in a home of its own, pointed at a model API.
+
+import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+
+/** The installed binary `name` of the hosts in PARTS. */
+export const bin = (parts, name) => path.join(parts, "node_modules/.bin", name);
+
+/** Runs a host to its end (five minutes at most): its exit code and output. */
+export function runHost(command, args, options) {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+    let [stdout, stderr] = ["", ""];
+    child.stdout.on("data", (data) => (stdout += data));
+    child.stderr.on("data", (data) => (stderr += data));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 300_000);
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr });
+    });
+  });
+}
+
+/** Claude Code's environment in `home`, its model API at `url`, with no retries. */
+export const claudeEnv = (home, url) => ({
+  ...process.env,
+  HOME: home,
+  ANTHROPIC_BASE_URL: url,
+  ANTHROPIC_API_KEY: "sk-e2e",
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+  CLAUDE_CODE_MAX_RETRIES: "0",
+  DISABLE_TELEMETRY: "1",
+  DISABLE_AUTOUPDATER: "1",
+});
+
+/**
+ * Codex's environment in `home`. With `url`, a model provider `fake` at `url`/v1 with no
+ * retries; without it, the default provider, and the OpenAI variables of `openai`. `settings`
+ * are more lines of its config.toml.
+ */
+export function codexEnv(home, url, openai = {}, settings = []) {
+  const provider = url
+    ? ['model_provider = "fake"', "", "[model_providers.fake]", 'name = "fake"', `base_url = "${url}/v1"`, 'env_key = "FAKE_API_KEY"', 'wire_api = "responses"', "request_max_retries = 0", "stream_max_retries = 0"]
+    : [];
+  // Not one of Codex's own models, so MCP tools are called directly.
+  writeFileSync(path.join(home, "config.toml"), ['model = "e2e-model"', 'approval_policy = "never"', ...settings, ...provider, ""].join("\n"));
+  return { ...process.env, HOME: home, CODEX_HOME: home, FAKE_API_KEY: "sk-e2e", ...openai };
+}
+
+/** gemini-cli's environment in `home`, with an API key, its model API at `url`, `trusted` a folder it may run MCP servers in. */
+export function geminiEnv(home, url, trusted) {
+  mkdirSync(path.join(home, ".gemini"), { recursive: true });
+  const settings = { security: { auth: { selectedType: "gemini-api-key" } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false }, general: { maxAttempts: 1 } };
+  writeFileSync(path.join(home, ".gemini/settings.json"), JSON.stringify(settings));
+  writeFileSync(path.join(home, ".gemini/trustedFolders.json"), JSON.stringify({ [trusted]: "TRUST_FOLDER" }));
+  return { ...process.env, HOME: home, GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: "e2e", GEMINI_CLI_NO_RELAUNCH: "true" };
+}
+
+/** The tool results the model got, in order, as each API holds them: [{ text, json }]. */
+export function toolResults(request) {
+  const body = request.body;
+  const blocks = (body.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+  const anthropic = blocks.filter((b) => b.type === "tool_result").map((b) => b.content);
+  const responses = (Array.isArray(body.input) ? body.input : []).filter((i) => i.type === "function_call_output").map((i) => i.output);
+  const gemini = (body.contents ?? []).flatMap((c) => c.parts ?? []).filter((p) => p.functionResponse).map((p) => p.functionResponse.response);
+  return [...anthropic, ...responses, ...gemini].map((content) => ({
+    json: JSON.stringify(content),
+    text: typeof content === "string" ? content : Array.isArray(content) ? content.map((b) => b.text ?? "").join("\n") : content.output ?? content.error ?? JSON.stringify(content),
+  }));
+}
