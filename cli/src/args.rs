@@ -44,21 +44,37 @@ Example:
         #[command(flatten)]
         server: CommandArgs,
     },
-    /// Starts COMMAND as `mcp` would, lists its tools with the limit each gets, and exits.
+    /// Starts COMMAND as `mcp` would, lists its tools with the limit each gets, and exits; or,
+    /// with --request, says what the gateway would cut of a recorded request.
     ///
     /// Exits 0 when the server answered, and non-zero with the reason and the server's stderr
     /// when it could not start, exited, or did not answer in time.
     #[command(after_help = "\
-Example:
-  tool-output-cap check --manifest agent.toml -- npx -y @modelcontextprotocol/server-filesystem .")]
+Examples:
+  tool-output-cap check --manifest agent.toml -- npx -y @modelcontextprotocol/server-filesystem .
+  tool-output-cap check --manifest agent.toml --request recorded.json --route /v1/messages")]
     Check {
         #[command(flatten)]
         limit: LimitArgs,
         /// How long the server has to answer each request, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 30)]
         timeout: u64,
-        #[command(flatten)]
-        server: CommandArgs,
+        /// A recorded model API request body: each tool result the gateway would cut, and to
+        /// what.
+        #[arg(long, value_name = "FILE", conflicts_with = "command")]
+        request: Option<PathBuf>,
+        /// The route the recorded request was sent to, such as /v1/messages [default: told
+        /// from the body].
+        #[arg(long, value_name = "PATH", requires = "request")]
+        route: Option<String>,
+        /// The server's command and its arguments, with or without `--` before them.
+        #[arg(
+            required_unless_present = "request",
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "COMMAND"
+        )]
+        command: Vec<String>,
     },
     /// Runs COMMAND, caps its stdout and stderr (merged, in the order written) and exits with
     /// its exit code.

@@ -1,6 +1,7 @@
 //! The `tool-output-cap` command: the cap of the `tool-output-cap` crate for agent hosts and
-//! shells that cannot link a Rust crate. An MCP stdio proxy (`mcp`, checked by `check`), and
-//! filters (`run`, `cap`, `count`). See the README.
+//! shells that cannot link a Rust crate. An MCP stdio proxy (`mcp`, checked by `check`), a
+//! gateway in front of a model API (`gateway`, checked by `check --request`), and filters
+//! (`run`, `cap`, `count`). See the README.
 //!
 //! Its one item, [`run`], is the whole command, for a program that ships it inside another
 //! process: the binary's `main`, and the Python package's `tool-output-cap` script.
@@ -16,6 +17,7 @@ mod allocator;
 mod args;
 mod capping_thread;
 mod check;
+mod check_request;
 mod child;
 mod config;
 mod filter;
@@ -58,13 +60,16 @@ where
         Command::Mcp { limit, server } => mcp::proxy(&limit, &server.command),
         Command::Check {
             limit,
+            request: Some(request),
+            route,
+            ..
+        } => check_request::check_request(&limit, &request, route.as_deref()),
+        Command::Check {
+            limit,
             timeout,
-            server,
-        } => check::list_tools(
-            &limit,
-            std::time::Duration::from_secs(timeout),
-            &server.command,
-        ),
+            command,
+            ..
+        } => check::list_tools(&limit, std::time::Duration::from_secs(timeout), &command),
         Command::Run {
             limit,
             tool,

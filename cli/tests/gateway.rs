@@ -749,3 +749,55 @@ fn a_host_runs_pointed_at_the_gateway_and_its_exit_code_is_kept() {
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("claude, codex and gemini"));
 }
+
+#[test]
+fn check_says_what_the_gateway_would_cut_of_a_recorded_request() {
+    let dir = scratch("gateway", "check-request");
+    for (route, body, _) in requests() {
+        let file = dir.join("request.json");
+        std::fs::write(&file, body.to_string()).unwrap();
+        let output = binary(&dir)
+            .args([
+                "check",
+                "--max-tokens",
+                "1000",
+                "--request",
+                file.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "{route}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(
+            stdout.contains("shell: 29000 tokens, cut to "),
+            "{route}: {stdout}"
+        );
+    }
+    let file = dir.join("request.json");
+    let refused = binary(&dir)
+        .args([
+            "check",
+            "--request",
+            file.to_str().unwrap(),
+            "--route",
+            "/v1/models",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--route \"/v1/models\""));
+    let missing = binary(&dir)
+        .args([
+            "check",
+            "--request",
+            dir.join("none.json").to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("none.json"));
+}

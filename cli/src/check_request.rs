@@ -1,0 +1,91 @@
+//! `check --request`: what the gateway would cut of a recorded model API request, and to what.
+
+use std::path::Path;
+
+use serde_json::Value;
+use tool_output_cap::request::{Api, RequestCap};
+
+use crate::args::LimitArgs;
+use crate::config::Config;
+use crate::Failure;
+
+/// Prints each tool result of the request in `file` that the gateway would cut, with its tool
+/// and figures, and the request's tokens before and after. `route` names its API; without it,
+/// the API is told from the body.
+pub(crate) fn check_request(
+    args: &LimitArgs,
+    file: &Path,
+    route: Option<&str>,
+) -> Result<u8, Failure> {
+    let config = Config::for_every_tool(args)?;
+    let body = std::fs::read_to_string(file)
+        .map_err(|e| Failure::io(format!("cannot read the request {}: {e}", file.display())))?;
+    let api = match route {
+        Some(route) => Api::for_path(route).ok_or_else(|| {
+            Failure::usage(format!(
+                "--route {route:?} is not a route the gateway caps: /v1/messages, \
+                 /v1/chat/completions, /v1/responses or models/M:generateContent"
+            ))
+        })?,
+        None => api_of(&body).ok_or_else(|| {
+            Failure::usage(format!(
+                "cannot tell the API of the request {}: give its route, such as --route /v1/messages",
+                file.display()
+            ))
+        })?,
+    };
+    let described = config.describe();
+    let cap = RequestCap::new(config.limits).with_cache_bytes(0);
+    let capped = cap
+        .cap(api, &body)
+        .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+    let tokenizer = cap.limits().tokenizer();
+    let after = capped
+        .body
+        .as_deref()
+        .map_or_else(|| tokenizer.count(&body), |b| tokenizer.count(b));
+    println!("{described}\nrequest: {} ({api:?})", file.display());
+    for cut in &capped.cuts {
+        let truncation = &cut.truncation;
+        println!(
+            "{}: {} tokens, cut to {} (max_tokens {}, keep {})",
+            cut.tool
+                .as_deref()
+                .unwrap_or("(a result whose call is not in the request)"),
+            truncation.original_tokens,
+            truncation.kept_tokens,
+            truncation.max_tokens,
+            truncation.keep.name(),
+        );
+    }
+    if capped.cuts.is_empty() {
+        println!("no tool result is over its limit: the request goes as it is");
+    }
+    println!(
+        "tokens of the request's JSON: {} as recorded, {after} capped",
+        tokenizer.count(&body)
+    );
+    Ok(0)
+}
+
+/// The API whose request `body` is, told by its fields: `contents` (Gemini), `input`
+/// (Responses), `messages` with a `tool` message (Chat Completions) or with content blocks
+/// (Anthropic Messages).
+fn api_of(body: &str) -> Option<Api> {
+    let body: Value = serde_json::from_str(body).ok()?;
+    if body.get("contents").is_some() {
+        return Some(Api::Gemini);
+    }
+    if body.get("input").is_some() {
+        return Some(Api::Responses);
+    }
+    let messages = body.get("messages")?.as_array()?;
+    if messages
+        .iter()
+        .any(|m| m["role"] == "tool" || m.get("tool_calls").is_some())
+    {
+        Some(Api::ChatCompletions)
+    } else {
+        Some(Api::AnthropicMessages)
+    }
+}
