@@ -4,22 +4,24 @@
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
-use super::raw::{fields, items, string_field, Fields};
+use super::raw::{objects, string_field, Fields};
 use crate::tool::Outcome;
 
 pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
-    let Some(messages) = request.get("messages").and_then(|messages| items(messages)) else {
+    let Some(messages) = request
+        .get("messages")
+        .and_then(|messages| objects(messages))
+    else {
         return Vec::new();
     };
-    let messages: Vec<Fields<'a>> = messages.into_iter().filter_map(fields).collect();
     let last_assistant = messages
         .iter()
         .rposition(|message| string_field(message, "role").as_deref() == Some("assistant"));
     let mut tools = HashMap::new();
     let mut results = Vec::new();
     for (at, message) in messages.iter().enumerate() {
-        let blocks = message.get("content").and_then(|content| items(content));
-        for block in blocks.into_iter().flatten().filter_map(fields) {
+        let blocks = message.get("content").and_then(|content| objects(content));
+        for block in blocks.into_iter().flatten() {
             match string_field(&block, "type").as_deref() {
                 Some("tool_use") => {
                     if let (Some(id), Some(name)) =

@@ -1,27 +1,34 @@
 //! Cuts already made, so that a history sent again on every turn is not counted again.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::limit::ToolLimit;
 use crate::tool::Truncation;
 
-/// What a tool result's cut depends on: its JSON, as sent, how it is read, and the limit it is
-/// cut to.
+/// The seed of the results' hashes: drawn once per process, so that the hash of a result is not
+/// known before it is read.
+static SEED: LazyLock<u64> = LazyLock::new(|| RandomState::new().hash_one("tool-output-cap"));
+
+/// What a tool result's cut depends on: its JSON as sent (by a seeded 128-bit XXH3 hash and its
+/// length), how it is read, and the limit it is cut to.
 #[derive(Debug, PartialEq, Eq, Hash)]
 pub(super) struct Key {
-    pub(super) json: Box<str>,
-    pub(super) max_tokens: usize,
-    pub(super) keep: crate::Keep,
-    pub(super) hint: Option<Arc<str>>,
-    pub(super) shape: &'static str,
+    json_hash: u128,
+    json_len: usize,
+    max_tokens: usize,
+    keep: crate::Keep,
+    hint: Option<Arc<str>>,
+    shape: &'static str,
 }
 
 impl Key {
     pub(super) fn new(json: &str, limit: &ToolLimit, shape: &'static str) -> Self {
         Key {
             shape,
-            json: json.into(),
+            json_hash: twox_hash::XxHash3_128::oneshot_with_seed(*SEED, json.as_bytes()),
+            json_len: json.len(),
             max_tokens: limit.max_tokens,
             keep: limit.keep,
             hint: limit.hint.clone(),
@@ -87,6 +94,7 @@ impl CutCache {
     }
 }
 
-fn size_of(key: &Key, entry: &Entry) -> usize {
-    key.json.len() + entry.as_ref().map_or(0, |(json, _)| json.len())
+/// The bytes an entry holds: its cut, and about what its key and the map's slot take.
+fn size_of(_: &Key, entry: &Entry) -> usize {
+    128 + entry.as_ref().map_or(0, |(json, _)| json.len())
 }

@@ -4,14 +4,16 @@
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
-use super::raw::{fields, items, string_field, Fields};
+use super::raw::{fields, objects, string_field, Fields};
 use crate::tool::Outcome;
 
 pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
-    let Some(messages) = request.get("messages").and_then(|messages| items(messages)) else {
+    let Some(messages) = request
+        .get("messages")
+        .and_then(|messages| objects(messages))
+    else {
         return Vec::new();
     };
-    let messages: Vec<Fields<'a>> = messages.into_iter().filter_map(fields).collect();
     let role = |message: &Fields<'_>| string_field(message, "role");
     let last_assistant = messages
         .iter()
@@ -19,9 +21,8 @@ pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
     let mut tools = HashMap::new();
     for call in messages
         .iter()
-        .filter_map(|message| message.get("tool_calls").and_then(|calls| items(calls)))
+        .filter_map(|message| message.get("tool_calls").and_then(|calls| objects(calls)))
         .flatten()
-        .filter_map(fields)
     {
         let name = call
             .get("function")

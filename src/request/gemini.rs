@@ -3,21 +3,23 @@
 //! MCP proxy cuts a `structuredContent`; one with an `error` and no `output` is an error.
 
 use super::found::{Content, Found};
-use super::raw::{fields, items, string_field, Fields};
+use super::raw::{fields, objects, string_field, Fields};
 use crate::tool::Outcome;
 
 pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
-    let Some(contents) = request.get("contents").and_then(|contents| items(contents)) else {
+    let Some(contents) = request
+        .get("contents")
+        .and_then(|contents| objects(contents))
+    else {
         return Vec::new();
     };
-    let contents: Vec<Fields<'a>> = contents.into_iter().filter_map(fields).collect();
     let last_model = contents
         .iter()
         .rposition(|content| string_field(content, "role").as_deref() == Some("model"));
     let mut results = Vec::new();
     for (at, content) in contents.iter().enumerate() {
-        let parts = content.get("parts").and_then(|parts| items(parts));
-        for part in parts.into_iter().flatten().filter_map(fields) {
+        let parts = content.get("parts").and_then(|parts| objects(parts));
+        for part in parts.into_iter().flatten() {
             let Some(response) = part.get("functionResponse").and_then(|r| fields(r)) else {
                 continue;
             };

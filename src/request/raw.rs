@@ -22,6 +22,77 @@ pub(super) fn items(json: &RawValue) -> Option<Vec<&RawValue>> {
     serde_json::from_str(json.get()).ok()
 }
 
+/// The fields of each object of the JSON array `json`, read in one pass (items that are not
+/// objects are left out); `None` for anything but an array.
+///
+/// One pass matters: each level of a request read on its own reads its long strings again.
+pub(super) fn objects(json: &RawValue) -> Option<Vec<Fields<'_>>> {
+    let items: Vec<Object<'_>> = serde_json::from_str(json.get()).ok()?;
+    Some(items.into_iter().filter_map(|item| item.0).collect())
+}
+
+/// A JSON object's fields, or `None` for any other value.
+struct Object<'a>(Option<Fields<'a>>);
+
+impl<'de> serde::Deserialize<'de> for Object<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = Object<'de>;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut fields = Fields::new();
+                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+                    fields.insert(key, map.next_value::<&'de RawValue>()?);
+                }
+                Ok(Object(Some(fields)))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(Object(None))
+            }
+
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Object(None))
+            }
+
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Object(None))
+            }
+
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Object(None))
+            }
+
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Object(None))
+            }
+
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Object(None))
+            }
+
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(Object(None))
+            }
+        }
+
+        deserializer.deserialize_any(Visitor)
+    }
+}
+
 /// The string `json` stands for, if it is one.
 pub(super) fn string(json: &RawValue) -> Option<String> {
     crate::json::decode_string(json.get())
@@ -48,7 +119,9 @@ impl Splices {
             return None;
         }
         self.0.sort_by_key(|(range, _)| range.start);
-        let mut out = String::with_capacity(whole.len());
+        let removed: usize = self.0.iter().map(|(range, _)| range.len()).sum();
+        let added: usize = self.0.iter().map(|(_, with)| with.len()).sum();
+        let mut out = String::with_capacity(whole.len() - removed + added);
         let mut at = 0;
         for (range, with) in &self.0 {
             out.push_str(&whole[at..range.start]);

@@ -10,14 +10,13 @@
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
-use super::raw::{fields, items, string_field, Fields};
+use super::raw::{objects, string_field, Fields};
 use crate::tool::Outcome;
 
 pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
-    let Some(input) = request.get("input").and_then(|input| items(input)) else {
+    let Some(input) = request.get("input").and_then(|input| objects(input)) else {
         return Vec::new();
     };
-    let input: Vec<Fields<'a>> = input.into_iter().filter_map(fields).collect();
     let kind = |item: &Fields<'_>| string_field(item, "type").unwrap_or_default();
     // The model's items: its calls and messages. What comes after the last is the latest turn.
     let last_model = input.iter().rposition(|item| {

@@ -36,9 +36,8 @@ pub(super) async fn forward(
         .flatten();
     let (mut parts, body) = request.into_parts();
     let body = match api {
-        Some(api) => match body.collect().await {
-            Ok(collected) => {
-                let body = collected.to_bytes();
+        Some(api) => match read(body, &parts.headers).await {
+            Ok(body) => {
                 let gateway = Arc::clone(&gateway);
                 let route = route.clone();
                 let encoding = header(&parts.headers, CONTENT_ENCODING);
@@ -143,6 +142,19 @@ fn capped(
         "read a request"
     );
     capped.body.map(Bytes::from)
+}
+
+/// The whole of `body`, read into one buffer of the size its `Content-Length` says.
+async fn read(mut body: Incoming, headers: &hyper::HeaderMap) -> Result<Bytes, hyper::Error> {
+    let length = header(headers, CONTENT_LENGTH).and_then(|length| length.parse::<usize>().ok());
+    // A length is only a hint: a body is read to its end whatever it says.
+    let mut buffer = Vec::with_capacity(length.unwrap_or(0).min(64 << 20));
+    while let Some(frame) = body.frame().await {
+        if let Ok(data) = frame?.into_data() {
+            buffer.extend_from_slice(&data);
+        }
+    }
+    Ok(Bytes::from(buffer))
 }
 
 /// The value of the header `name`, if it is text.

@@ -59,6 +59,7 @@ pub(crate) fn gateway(
         upstream: Upstream::new(&upstream_url).map_err(Failure::usage)?,
         cap: RequestCap::new(limits),
     });
+    crate::allocator::give_large_blocks_back();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
