@@ -289,6 +289,13 @@ fn requests() -> Vec<(&'static str, Value, &'static str)> {
             "/messages/1/content/0/content",
         ),
         (
+            "/v1/messages/count_tokens",
+            json!({"model": "m", "messages": [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "shell", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": big}]}]}]}),
+            "/messages/1/content/0/content/0/text",
+        ),
+        (
             "/v1/chat/completions",
             json!({"model": "m", "messages": [
                 {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "shell", "arguments": "{}"}}]},
@@ -374,27 +381,31 @@ async fn each_apis_tool_results_are_capped_and_all_else_passes_byte_for_byte() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_streamed_answer_is_relayed_event_by_event() {
     let fake = Fake::start(None).await;
-    let gateway = Gateway::start("stream", &fake.url, &[], &[]);
-    let answer = stream(
-        &format!("{}/v1/messages", gateway.url),
-        json!({"model": "m", "stream": true, "messages": []}),
-    )
-    .await;
-    assert_eq!(answer.headers()["content-type"], "text/event-stream");
-    let mut body = answer.into_body();
-    // The upstream holds its second event until the first has come through: a gateway that
-    // waited for the whole answer would never give it.
-    let first = next_frame(&mut body).await;
-    assert_eq!(
-        first.into_data().unwrap(),
-        "event: first\ndata: {\"n\":1}\n\n"
-    );
-    fake.release.notify_one();
-    let second = next_frame(&mut body).await;
-    assert_eq!(
-        second.into_data().unwrap(),
-        "event: second\ndata: {\"n\":2}\n\n"
-    );
+    let gateway = Gateway::start("stream", &fake.url, &["--max-tokens", "1000"], &[]);
+    for (route, mut body, result) in requests() {
+        // Each API's streamed request: `stream: true`, or Gemini's streaming method.
+        let route = route.replace(":generateContent", ":streamGenerateContent");
+        body["stream"] = json!(true);
+        let answer = stream(&format!("{}{route}", gateway.url), body).await;
+        assert_eq!(answer.headers()["content-type"], "text/event-stream");
+        let sent: Value = serde_json::from_slice(&fake.seen().pop().unwrap().body).unwrap();
+        let text = sent.pointer(result).unwrap().as_str().unwrap();
+        assert!(count(text) <= 1000 && text.ends_with(NOTE_END), "{route}");
+        let mut body = answer.into_body();
+        // The upstream holds its second event until the first has come through: a gateway that
+        // waited for the whole answer would never give it.
+        let first = next_frame(&mut body).await;
+        assert_eq!(
+            first.into_data().unwrap(),
+            "event: first\ndata: {\"n\":1}\n\n"
+        );
+        fake.release.notify_one();
+        let second = next_frame(&mut body).await;
+        assert_eq!(
+            second.into_data().unwrap(),
+            "event: second\ndata: {\"n\":2}\n\n"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -422,7 +433,7 @@ async fn compressed_bodies_are_decoded_and_capped() {
     use std::io::Write;
     let fake = Fake::start(None).await;
     let gateway = Gateway::start("encoded", &fake.url, &["--max-tokens", "1000"], &[]);
-    let (route, body, result) = requests().remove(2);
+    let (route, body, result) = requests().remove(3);
     let text = body.to_string();
     let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     gzip.write_all(text.as_bytes()).unwrap();
@@ -602,7 +613,7 @@ async fn a_body_it_cannot_read_goes_on_unchanged_and_no_key_or_body_reaches_the_
         assert_eq!(status, StatusCode::OK);
         assert_eq!(fake.seen().pop().unwrap().body, body);
     }
-    let (route, body, _) = requests().remove(3);
+    let (route, body, _) = requests().remove(4);
     post(
         &format!("{}{route}", gateway.url),
         &[("authorization", "Bearer sk-secret")],
