@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use tool_output_cap::{Encoding, Keep};
 
 /// Caps what LLM tools return to a token budget before the model reads it: in front of an MCP
-/// server, around a command, or in a shell pipeline.
+/// server, in front of a model API, around a command, or in a shell pipeline.
 ///
 /// Tokens are counted with a real tokenizer (o200k_base by default, or a model's own
 /// tokenizer.json). An output over its limit is cut and ends with the line
@@ -20,6 +20,7 @@ use tool_output_cap::{Encoding, Keep};
 Examples:
   tool-output-cap mcp --max-tokens 4000 -- npx -y @modelcontextprotocol/server-filesystem ~/projects
   tool-output-cap check -- npx -y @modelcontextprotocol/server-filesystem ~/projects
+  tool-output-cap gateway -- claude
   tool-output-cap run --keep tail -- cargo build
   rg -n TODO / | tool-output-cap cap --max-tokens 3000
   git diff | tool-output-cap count")]

@@ -395,15 +395,20 @@ fn the_help_says_what_the_binary_is_its_defaults_and_an_example_a_subcommand() {
     for example in [
         "tool-output-cap mcp ",
         "tool-output-cap check ",
+        "tool-output-cap gateway -- claude",
         "tool-output-cap run ",
         "| tool-output-cap cap ",
         "| tool-output-cap count",
     ] {
         assert!(help.contains(example), "{example}: {help}");
     }
-    for subcommand in ["mcp", "check", "run", "cap", "count"] {
+    for subcommand in ["mcp", "check", "gateway", "run", "cap", "count"] {
         let output = run(&[subcommand, "--help"], b"");
-        assert!(stdout(&output).contains("Example:\n  "), "{subcommand}");
+        let help = stdout(&output);
+        assert!(
+            help.contains("Example:\n  ") || help.contains("Examples:\n  "),
+            "{subcommand}"
+        );
     }
     // A manifest may set other defaults: the flags say so, and never a bare figure.
     let output = run(&["cap", "--help"], b"");

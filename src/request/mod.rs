@@ -32,8 +32,8 @@
 //!   of the provider's own tools (`web_search_tool_result`, `web_fetch_tool_result`,
 //!   `mcp_tool_result`, `code_execution_tool_result`), which the provider made and reads.
 //!
-//! A cut once made is kept, keyed by the result's bytes and its limit, in a cache of bounded
-//! size: a long history sent again on every turn is not counted again.
+//! A cut once made is kept, keyed by a seeded 128-bit hash of the result's bytes and by its limit,
+//! in a cache of bounded size: a long history sent again on every turn is not counted again.
 
 use std::fmt;
 
@@ -182,7 +182,7 @@ pub struct RequestCap {
 }
 
 impl RequestCap {
-    /// How many bytes of results and their cuts the cache holds by default: 64 MiB.
+    /// How many bytes of cuts the cache holds by default: 64 MiB.
     pub const DEFAULT_CACHE_BYTES: usize = 64 << 20;
 
     /// Caps to `limits`, with a cache of [`DEFAULT_CACHE_BYTES`](Self::DEFAULT_CACHE_BYTES).
@@ -193,7 +193,8 @@ impl RequestCap {
         }
     }
 
-    /// The cache holds at most `max_bytes` of results and their cuts; 0 turns it off.
+    /// The cache holds at most `max_bytes` of cuts (and about 128 bytes for each result it knows
+    /// to be within its limit); 0 turns it off.
     pub fn with_cache_bytes(self, max_bytes: usize) -> Self {
         RequestCap {
             cache: CutCache::new(max_bytes),
