@@ -4,28 +4,25 @@
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
-use super::raw::{objects, string_field, Fields};
+use super::raw::{string_field, Object};
 use crate::tool::Outcome;
 
-pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
-    let Some(messages) = request
-        .get("messages")
-        .and_then(|messages| objects(messages))
-    else {
-        return Vec::new();
-    };
+/// Where the request's tool results are: the blocks of each message's content.
+pub(super) const PATH: &[&str] = &["messages", "content"];
+
+pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
+    let messages = &request.list;
     let last_assistant = messages
         .iter()
-        .rposition(|message| string_field(message, "role").as_deref() == Some("assistant"));
+        .rposition(|message| string_field(&message.fields, "role").as_deref() == Some("assistant"));
     let mut tools = HashMap::new();
     let mut results = Vec::new();
     for (at, message) in messages.iter().enumerate() {
-        let blocks = message.get("content").and_then(|content| objects(content));
-        for block in blocks.into_iter().flatten() {
-            match string_field(&block, "type").as_deref() {
+        for block in message.list.iter().map(|block| &block.fields) {
+            match string_field(block, "type").as_deref() {
                 Some("tool_use") => {
                     if let (Some(id), Some(name)) =
-                        (string_field(&block, "id"), string_field(&block, "name"))
+                        (string_field(block, "id"), string_field(block, "name"))
                     {
                         tools.insert(id, name);
                     }
@@ -43,7 +40,7 @@ pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
                 Some("true") => Outcome::Error,
                 _ => Outcome::Output,
             };
-            let id = string_field(&result, "tool_use_id");
+            let id = string_field(result, "tool_use_id");
             Some(Found {
                 tool: id.and_then(|id| tools.get(&id).cloned()),
                 outcome,

@@ -4,31 +4,26 @@
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
-use super::raw::{fields, objects, string_field, Fields};
+use super::raw::{fields, string_field, Object};
 use crate::tool::Outcome;
 
-pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
-    let Some(messages) = request
-        .get("messages")
-        .and_then(|messages| objects(messages))
-    else {
-        return Vec::new();
-    };
-    let role = |message: &Fields<'_>| string_field(message, "role");
+/// Where the request's tool calls are: each message's `tool_calls`.
+pub(super) const PATH: &[&str] = &["messages", "tool_calls"];
+
+pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
+    let messages = &request.list;
+    let role = |message: &Object<'_>| string_field(&message.fields, "role");
     let last_assistant = messages
         .iter()
         .rposition(|message| role(message).as_deref() == Some("assistant"));
     let mut tools = HashMap::new();
-    for call in messages
-        .iter()
-        .filter_map(|message| message.get("tool_calls").and_then(|calls| objects(calls)))
-        .flatten()
-    {
+    for call in messages.iter().flat_map(|message| &message.list) {
         let name = call
+            .fields
             .get("function")
             .and_then(|function| fields(function))
             .and_then(|function| string_field(&function, "name"));
-        if let (Some(id), Some(name)) = (string_field(&call, "id"), name) {
+        if let (Some(id), Some(name)) = (string_field(&call.fields, "id"), name) {
             tools.insert(id, name);
         }
     }
@@ -37,8 +32,8 @@ pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
         .enumerate()
         .filter(|(_, message)| role(message).as_deref() == Some("tool"))
         .filter_map(|(at, message)| {
-            let content = Content::text_or_blocks(message.get("content")?, "text")?;
-            let id = string_field(message, "tool_call_id");
+            let content = Content::text_or_blocks(message.fields.get("content")?, "text")?;
+            let id = string_field(&message.fields, "tool_call_id");
             Some(Found {
                 tool: id.and_then(|id| tools.get(&id).cloned()),
                 outcome: Outcome::Output,

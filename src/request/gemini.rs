@@ -3,27 +3,24 @@
 //! MCP proxy cuts a `structuredContent`; one with an `error` and no `output` is an error.
 
 use super::found::{Content, Found};
-use super::raw::{fields, objects, string_field, Fields};
+use super::raw::{fields, string_field, Object};
 use crate::tool::Outcome;
 
-pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
-    let Some(contents) = request
-        .get("contents")
-        .and_then(|contents| objects(contents))
-    else {
-        return Vec::new();
-    };
+/// Where the request's tool results are: the parts of each content.
+pub(super) const PATH: &[&str] = &["contents", "parts"];
+
+pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
+    let contents = &request.list;
     let last_model = contents
         .iter()
-        .rposition(|content| string_field(content, "role").as_deref() == Some("model"));
+        .rposition(|content| string_field(&content.fields, "role").as_deref() == Some("model"));
     let mut results = Vec::new();
     for (at, content) in contents.iter().enumerate() {
-        let parts = content.get("parts").and_then(|parts| objects(parts));
-        for part in parts.into_iter().flatten() {
-            let Some(response) = part.get("functionResponse").and_then(|r| fields(r)) else {
+        for part in &content.list {
+            let Some(response) = part.fields.get("functionResponse").and_then(|r| fields(r)) else {
                 continue;
             };
-            let Some(value) = response.get("response") else {
+            let Some(value) = response.get("response").copied() else {
                 continue;
             };
             let outcome = match fields(value) {

@@ -50,7 +50,7 @@ mod responses;
 
 use cache::{CutCache, Key};
 use found::Found;
-use raw::{Fields, Splices};
+use raw::{Object, Splices};
 
 /// A model API whose requests [`RequestCap`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -96,7 +96,17 @@ impl Api {
         }
     }
 
-    fn results<'a>(self, request: &Fields<'a>) -> Vec<Found<'a>> {
+    /// The lists a request of this API is read down, in one pass.
+    fn path(self) -> &'static [&'static str] {
+        match self {
+            Api::AnthropicMessages => anthropic::PATH,
+            Api::ChatCompletions => chat::PATH,
+            Api::Responses => responses::PATH,
+            Api::Gemini => gemini::PATH,
+        }
+    }
+
+    fn results<'a>(self, request: &Object<'a>) -> Vec<Found<'a>> {
         match self {
             Api::AnthropicMessages => anthropic::results(request),
             Api::ChatCompletions => chat::results(request),
@@ -211,7 +221,7 @@ impl RequestCap {
     /// body is not a JSON object. Each cut not taken from the cache emits the truncation event
     /// ([`Truncation::record`]).
     pub fn cap(&self, api: Api, body: &str) -> Result<CappedRequest, NotARequest> {
-        let request: Fields<'_> = serde_json::from_str(body).map_err(NotARequest)?;
+        let request = raw::read(body, api.path()).map_err(NotARequest)?;
         let found = api.results(&request);
         let turn = self.latest_turn_limits(&found);
         let mut splices = Splices::default();

@@ -22,74 +22,168 @@ pub(super) fn items(json: &RawValue) -> Option<Vec<&RawValue>> {
     serde_json::from_str(json.get()).ok()
 }
 
-/// The fields of each object of the JSON array `json`, read in one pass (items that are not
-/// objects are left out); `None` for anything but an array.
+/// A JSON object read in one pass: its fields, borrowed from the text, and the objects of the
+/// list under the key its path descends into, read the same way.
 ///
-/// One pass matters: each level of a request read on its own reads its long strings again.
-pub(super) fn objects(json: &RawValue) -> Option<Vec<Fields<'_>>> {
-    let items: Vec<Object<'_>> = serde_json::from_str(json.get()).ok()?;
-    Some(items.into_iter().filter_map(|item| item.0).collect())
+/// One pass matters: each level of a request read on its own would read its long strings again.
+#[derive(Debug, Default)]
+pub(super) struct Object<'a> {
+    pub(super) fields: Fields<'a>,
+    /// The objects of the list under the path's first key (not among `fields`); items that are
+    /// not objects are left out.
+    pub(super) list: Vec<Object<'a>>,
 }
 
-/// A JSON object's fields, or `None` for any other value.
-struct Object<'a>(Option<Fields<'a>>);
+/// Reads `body`, which must be a JSON object, in one pass, descending `path`: the list under its
+/// key `path[0]`, in each object of that list the list under `path[1]`, and so on.
+pub(super) fn read<'a>(
+    body: &'a str,
+    path: &'static [&'static str],
+) -> Result<Object<'a>, serde_json::Error> {
+    use serde::de::{DeserializeSeed, Error};
+    let mut deserializer = serde_json::Deserializer::from_str(body);
+    let object = ObjectAt(path).deserialize(&mut deserializer)?;
+    deserializer.end()?;
+    object.ok_or_else(|| serde_json::Error::custom("the body is not a JSON object"))
+}
 
-impl<'de> serde::Deserialize<'de> for Object<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visitor;
+/// Reads an object descending the path; any other value is read past and gives `None`.
+struct ObjectAt(&'static [&'static str]);
 
-        impl<'de> serde::de::Visitor<'de> for Visitor {
-            type Value = Object<'de>;
+/// Reads a list of objects descending the path; any other value is read past and gives none.
+struct ListAt(&'static [&'static str]);
+
+impl<'de> serde::de::DeserializeSeed<'de> for ObjectAt {
+    type Value = Option<Object<'de>>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for ObjectAt {
+    type Value = Option<Object<'de>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut object = Object::default();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match self.0.split_first() {
+                Some((descend, rest)) if key == *descend => {
+                    object.list = map.next_value_seed(ListAt(rest))?
+                }
+                _ => {
+                    object
+                        .fields
+                        .insert(key, map.next_value::<&'de RawValue>()?);
+                }
+            }
+        }
+        Ok(Some(object))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for ListAt {
+    type Value = Vec<Object<'de>>;
+
+    fn deserialize<D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Self::Value, D::Error> {
+        let path = self.0;
+        // Read as an object would be, a list gives its objects; anything else, none.
+        struct Items(&'static [&'static str]);
+
+        impl<'de> serde::de::Visitor<'de> for Items {
+            type Value = Vec<Object<'de>>;
 
             fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str("any JSON value")
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut fields = Fields::new();
-                while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-                    fields.insert(key, map.next_value::<&'de RawValue>()?);
-                }
-                Ok(Object(Some(fields)))
             }
 
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
                 self,
                 mut seq: A,
             ) -> Result<Self::Value, A::Error> {
-                while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-                Ok(Object(None))
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element_seed(ObjectAt(self.0))? {
+                    items.extend(item);
+                }
+                Ok(items)
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                while map
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(Vec::new())
             }
 
             fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Object(None))
+                Ok(Vec::new())
             }
 
             fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Object(None))
+                Ok(Vec::new())
             }
 
             fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Object(None))
+                Ok(Vec::new())
             }
 
             fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Object(None))
+                Ok(Vec::new())
             }
 
             fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Object(None))
+                Ok(Vec::new())
             }
 
             fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Object(None))
+                Ok(Vec::new())
             }
         }
 
-        deserializer.deserialize_any(Visitor)
+        deserializer.deserialize_any(Items(path))
     }
 }
 

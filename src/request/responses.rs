@@ -10,13 +10,14 @@
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
-use super::raw::{objects, string_field, Fields};
+use super::raw::{string_field, Fields, Object};
 use crate::tool::Outcome;
 
-pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
-    let Some(input) = request.get("input").and_then(|input| objects(input)) else {
-        return Vec::new();
-    };
+/// Where the request's tool outputs are: its `input` items.
+pub(super) const PATH: &[&str] = &["input"];
+
+pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
+    let input: Vec<&Fields<'a>> = request.list.iter().map(|item| &item.fields).collect();
     let kind = |item: &Fields<'_>| string_field(item, "type").unwrap_or_default();
     // The model's items: its calls and messages. What comes after the last is the latest turn.
     let last_model = input.iter().rposition(|item| {
@@ -26,7 +27,7 @@ pub(super) fn results<'a>(request: &Fields<'a>) -> Vec<Found<'a>> {
             || string_field(item, "role").as_deref() == Some("assistant")
     });
     let mut tools = HashMap::new();
-    for item in &input {
+    for item in input.iter().copied() {
         if matches!(kind(item).as_str(), "function_call" | "custom_tool_call") {
             if let (Some(id), Some(name)) =
                 (string_field(item, "call_id"), string_field(item, "name"))
