@@ -1,5 +1,5 @@
 //! Capping the tool results of OpenAI Chat Completions, OpenAI Responses and Gemini requests, a
-//! turn's shared budget, the cache of cuts, and a property over random histories.
+//! turn's shared budget, the cache of cuts, and a property over random histories of each API.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -236,26 +236,81 @@ fn content() -> impl Strategy<Value = String> {
     ]
 }
 
+/// A request of `api` whose turns each call a tool and get `content` back, and where each
+/// result is: a pointer to it, and whether it is measured as JSON (Gemini's `response`).
+fn body_of(api: Api, turns: &[(&str, String)]) -> (String, Vec<(String, bool)>) {
+    if api == Api::AnthropicMessages {
+        let places = (0..turns.len())
+            .map(|at| (format!("/messages/{}/content/0/content", 2 * at + 2), false));
+        return (history(turns), places.collect());
+    }
+    let mut items = Vec::new();
+    let mut places = Vec::new();
+    for (at, (tool, content)) in turns.iter().enumerate() {
+        let id = format!("call_{at}");
+        match api {
+            Api::ChatCompletions => {
+                items.push(json!({"role": "assistant", "tool_calls": [{"id": id, "type": "function", "function": {"name": tool, "arguments": "{}"}}]}));
+                items.push(json!({"role": "tool", "tool_call_id": id, "content": content}));
+                places.push((format!("/messages/{}/content", 2 * at + 1), false));
+            }
+            Api::Responses => {
+                items.push(json!({"type": "function_call", "call_id": id, "name": tool, "arguments": "{}"}));
+                items.push(
+                    json!({"type": "function_call_output", "call_id": id, "output": content}),
+                );
+                places.push((format!("/input/{}/output", 2 * at + 1), false));
+            }
+            _ => {
+                items.push(json!({"role": "model", "parts": [{"functionCall": {"name": tool, "args": {}}}]}));
+                items.push(json!({"role": "user", "parts": [{"functionResponse": {"name": tool, "response": {"output": content}}}]}));
+                places.push((
+                    format!("/contents/{}/parts/0/functionResponse/response", 2 * at + 1),
+                    true,
+                ));
+            }
+        }
+    }
+    let key = match api {
+        Api::ChatCompletions => "messages",
+        Api::Responses => "input",
+        _ => "contents",
+    };
+    (json!({"model": "m", key: items}).to_string(), places)
+}
+
+/// What a result's limit is measured on: its string, or its JSON.
+fn measured(value: &Value, as_json: bool) -> String {
+    if as_json {
+        value.to_string()
+    } else {
+        value.as_str().unwrap().to_owned()
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
     #[test]
     fn every_result_fits_and_capping_again_changes_nothing(
+        api in prop::sample::select(vec![Api::AnthropicMessages, Api::ChatCompletions, Api::Responses, Api::Gemini]),
         turns in prop::collection::vec((prop::sample::select(vec!["Glob", "Grep", "Read"]), content()), 1..4),
         max_tokens in 32usize..3000,
     ) {
         let limits = ToolOutputLimits::new(5000).unwrap().with_tool("Glob", max_tokens).unwrap();
         let cap = RequestCap::new(limits.clone());
-        let body = history(&turns);
-        let once = cap.cap(Api::AnthropicMessages, &body).unwrap();
+        let (body, places) = body_of(api, &turns);
+        let before: Value = serde_json::from_str(&body).unwrap();
+        let once = cap.cap(api, &body).unwrap();
         let sent = once.body.clone().unwrap_or_else(|| body.clone());
         let value: Value = serde_json::from_str(&sent).unwrap();
-        for (at, (tool, original)) in turns.iter().enumerate() {
-            let result = value["messages"][2 * at + 2]["content"][0]["content"].as_str().unwrap();
+        for ((tool, _), (place, as_json)) in turns.iter().zip(&places) {
+            let original = measured(before.pointer(place).unwrap(), *as_json);
+            let result = measured(value.pointer(place).unwrap(), *as_json);
             let limit = limits.max_tokens_for(tool);
-            prop_assert!(count(result) <= limit);
-            prop_assert_eq!(result == original, count(original) <= limit);
+            prop_assert!(count(&result) <= limit, "{api:?}: {} tokens", count(&result));
+            prop_assert_eq!(result == original, count(&original) <= limit);
         }
-        prop_assert_eq!(cap.cap(Api::AnthropicMessages, &sent).unwrap().body, None);
+        prop_assert_eq!(cap.cap(api, &sent).unwrap().body, None);
     }
 }
