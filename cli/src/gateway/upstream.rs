@@ -58,13 +58,17 @@ impl Upstream {
         if uri.query().is_some() {
             return Err(format!("--upstream {url:?} must not have a query"));
         }
+        // A relay writes each part as it has it: no waiting to fill a packet.
+        let mut http = HttpConnector::new();
+        http.set_nodelay(true);
+        http.enforce_http(false);
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_native_roots()
             .map_err(|e| format!("cannot read the system's certificate authorities: {e}"))?
             .https_or_http()
             .enable_http1()
             .enable_http2()
-            .build();
+            .wrap_connector(http);
         Ok(Upstream {
             scheme,
             authority,
