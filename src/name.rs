@@ -1,13 +1,14 @@
-//! Keeps and encodings by the names the manifest gives them, for a caller that takes them as
-//! text: a binding, a flag, a config file of its own.
+//! Keeps, encodings and model APIs by their names, for a caller that takes them as text: a
+//! binding, a flag, a config file of its own.
 
 use std::fmt;
 use std::str::FromStr;
 
 use crate::limit::Keep;
+use crate::request::Api;
 use crate::tokenizer::Encoding;
 
-/// A name that is not one of a [`Keep`]'s or an [`Encoding`]'s.
+/// A name that is not one of a [`Keep`]'s, an [`Encoding`]'s or an [`Api`]'s.
 ///
 /// ```
 /// use tool_output_cap::{Encoding, Keep};
@@ -56,6 +57,21 @@ impl FromStr for Encoding {
             .find(|encoding| encoding.name() == name)
             .ok_or_else(|| UnknownName {
                 expected: r#""o200k_base" or "cl100k_base""#,
+                found: name.to_owned(),
+            })
+    }
+}
+
+impl FromStr for Api {
+    type Err = UnknownName;
+
+    /// `anthropic`, `openai-chat`, `openai-responses` or `gemini`, as [`Api::name`] gives them.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Api::ALL
+            .into_iter()
+            .find(|api| api.name() == name)
+            .ok_or_else(|| UnknownName {
+                expected: r#""anthropic", "openai-chat", "openai-responses" or "gemini""#,
                 found: name.to_owned(),
             })
     }

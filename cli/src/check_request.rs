@@ -44,7 +44,7 @@ pub(crate) fn check_request(
         .body
         .as_deref()
         .map_or_else(|| tokenizer.count(&body), |b| tokenizer.count(b));
-    println!("{described}\nrequest: {} ({api:?})", file.display());
+    println!("{described}\nrequest: {} ({})", file.display(), api.name());
     for cut in &capped.cuts {
         let truncation = &cut.truncation;
         println!(

@@ -1,11 +1,13 @@
 //! `Limits`: the limits of `[worker.tool_output]`, from a manifest or from arguments.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 use tool_output_cap::json::JsonCapError;
+use tool_output_cap::request::{Api, RequestCap};
 use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
 use crate::capped::{Capped, Truncation};
@@ -26,9 +28,16 @@ fn manifest_error(error: impl std::fmt::Display) -> PyErr {
 /// What `cap_texts` keeps of each part: `None` for a part wholly cut out.
 type KeptTexts = Vec<Option<Py<PyString>>>;
 
-/// The limit of every tool, of each tool by name, and the tokenizer they count with.
+/// The limit of every tool, of each tool by name, and the tokenizer they count with; and, once a
+/// request was capped with them, the crate's `RequestCap`, which keeps the cuts it made.
 #[pyclass(frozen, module = "tool_output_cap")]
-pub(crate) struct Limits(ToolOutputLimits);
+pub(crate) struct Limits(ToolOutputLimits, OnceLock<RequestCap>);
+
+impl From<ToolOutputLimits> for Limits {
+    fn from(limits: ToolOutputLimits) -> Self {
+        Limits(limits, OnceLock::new())
+    }
+}
 
 #[pymethods]
 impl Limits {
@@ -65,7 +74,7 @@ impl Limits {
         }
         let mut section = pythonize::Depythonizer::from_object(section.as_any());
         ToolOutputLimits::from_section(&mut section)
-            .map(Limits)
+            .map(Limits::from)
             .map_err(|e| match e.key() {
                 Some(key) => ManifestError::new_err(format!("{key} {}", e.message())),
                 None => manifest_error(e),
@@ -76,7 +85,7 @@ impl Limits {
     #[staticmethod]
     fn from_manifest(path: PathBuf) -> PyResult<Limits> {
         let manifest = Manifest::from_path(path).map_err(manifest_error)?;
-        Ok(Limits(manifest.worker.limits()))
+        Ok(Limits::from(manifest.worker.limits()))
     }
 
     /// `text`, an output of `tool_name` (its error if `error`, which keeps the tail), capped to
@@ -176,6 +185,47 @@ impl Limits {
                 Some(Truncation::from(truncation)),
             ),
         })
+    }
+
+    /// `body`, a request to the model API `api` (`"anthropic"`, `"openai-chat"`,
+    /// `"openai-responses"` or `"gemini"`) as `bytes`, `str` or `dict`, with each tool result
+    /// cut to the limit of the tool whose call it answers (the crate's `request::RequestCap`):
+    /// the capped body as UTF-8 `bytes`, or `None` when nothing needed a cut. Cuts are kept
+    /// between calls, so a history sent again is not counted again. A body that is not a JSON
+    /// object is a `ValueError`.
+    fn cap_request(
+        &self,
+        py: Python<'_>,
+        api: &str,
+        body: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<Py<PyBytes>>> {
+        let api: Api = api
+            .parse()
+            .map_err(|e| PyValueError::new_err(format!("api {e}")))?;
+        let text: String = if let Ok(bytes) = body.cast::<PyBytes>() {
+            String::from_utf8(bytes.as_bytes().to_vec())
+                .map_err(|e| PyValueError::new_err(format!("body is not UTF-8: {e}")))?
+        } else if let Ok(text) = body.cast::<PyString>() {
+            Text::of(text).to_owned()
+        } else if body.is_instance_of::<PyDict>() {
+            // In the dict's own order, as the host would have sent it.
+            let dumps = py.import("json")?.getattr("dumps")?;
+            let kwargs = PyDict::new(py);
+            kwargs.set_item("ensure_ascii", false)?;
+            kwargs.set_item("separators", (",", ":"))?;
+            dumps.call((body,), Some(&kwargs))?.extract()?
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(
+                "body must be bytes, str or dict",
+            ));
+        };
+        let cap = self.1.get_or_init(|| RequestCap::new(self.0.clone()));
+        let capped = py
+            .detach(|| cap.cap(api, &text))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(capped
+            .body
+            .map(|body| PyBytes::new(py, body.as_bytes()).unbind()))
     }
 
     /// The `per_tool` names that are none of `tools`, in order: limits that never apply (names

@@ -312,3 +312,41 @@ def test_cap_json_caps_as_text_what_no_cut_of_the_structure_fits():
 def test_cap_json_refuses_text_that_is_not_json():
     with pytest.raises(ValueError, match="json is not JSON: EOF while parsing"):
         toc.Limits().cap_json("Search", '{"files": [')
+
+
+def test_cap_request_caps_each_apis_tool_results_and_keeps_the_rest(listing):
+    import json
+
+    limits = toc.Limits(per_tool={"Glob": {"max_tokens": 3000, "hint": "use a narrower pattern"}})
+    body = {
+        "model": "claude-sonnet-4-5",
+        "messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Glob", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": listing}]},
+        ],
+        "z-unknown": [1, "é"],
+    }
+    for given in (body, json.dumps(body), json.dumps(body).encode()):
+        capped = limits.cap_request("anthropic", given)
+        sent = json.loads(capped)
+        text = sent["messages"][1]["content"][0]["content"]
+        assert limits.count(text) <= 3000
+        assert text.endswith("refine your query: use a narrower pattern")
+        assert list(sent) == list(body) and sent["z-unknown"] == body["z-unknown"]
+        # Capped once, the same bytes after: nothing to cut.
+        assert limits.cap_request("anthropic", capped) is None
+    chat = {"messages": [
+        {"role": "assistant", "tool_calls": [{"id": "c", "type": "function", "function": {"name": "Glob", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c", "content": listing},
+    ]}
+    sent = json.loads(limits.cap_request("openai-chat", chat))
+    assert limits.count(sent["messages"][1]["content"]) <= 3000
+    assert limits.cap_request("openai-responses", {"input": "hi"}) is None
+    with pytest.raises(ValueError, match='api must be "anthropic", "openai-chat", "openai-responses" or "gemini", found "openai"'):
+        limits.cap_request("openai", body)
+    with pytest.raises(ValueError, match="not a JSON object"):
+        limits.cap_request("anthropic", b"[1, 2]")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        limits.cap_request("anthropic", b"\xff{}")
+    with pytest.raises(TypeError, match="bytes, str or dict"):
+        limits.cap_request("anthropic", 3)

@@ -3,6 +3,7 @@ their per-tool limits visibly applied."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -69,10 +70,16 @@ def test_the_python_readmes_api_snippet_runs_with_its_limits(manifest, listing):
         "block1": listing,
         "block2": listing,
         "json_text": '{"files": [%s]}' % ",".join(f'"{line}"' for line in listing.splitlines()),
+        "body": {"messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Grep", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": listing}]},
+        ]},
     }
     exec(block("python/README.md", "## The API", "python"), names)
     limits = names["limits"]
     assert limits.cap("Grep", listing).truncation.max_tokens == 3000
+    sent = json.loads(limits.cap_request("anthropic", names["body"]))
+    assert limits.count(sent["messages"][1]["content"][0]["content"]) <= 3000
     bash = limits.cap("Bash", log, error=True)
     assert bash.truncation.keep == "tail" and bash.text.endswith("refine your query: grep the log")
     assert limits.cap("Glob", listing).truncation.max_tokens == 5000

@@ -1,8 +1,9 @@
 from os import PathLike
-from typing import Literal, Mapping, Optional, Sequence, Union, final
+from typing import Any, Literal, Mapping, Optional, Sequence, Union, final
 
 Keep = Literal["head", "tail", "head_tail"]
 Encoding = Literal["o200k_base", "cl100k_base"]
+Api = Literal["anthropic", "openai-chat", "openai-responses", "gemini"]
 
 
 def count(text: str, encoding: Encoding = "o200k_base") -> int:
@@ -72,6 +73,13 @@ class Limits:
     def cap_turn(self, results: Sequence[tuple[str, str, bool]]) -> list[Capped]:
         """One turn's results, each (tool_name, text, error), capped to their tools' limits and,
         with the manifest's max_tokens_per_turn, together within it."""
+    def cap_request(
+        self, api: Api, body: Union[bytes, str, Mapping[str, Any]]
+    ) -> Optional[bytes]:
+        """A model API request (api "anthropic", "openai-chat", "openai-responses" or "gemini")
+        with each tool result cut to the limit of the tool whose call it answers: the capped body
+        as UTF-8 bytes, or None when nothing needed a cut. Raises ValueError for a body that is
+        not a JSON object."""
     def unmatched_tools(self, tools: Sequence[str]) -> list[str]:
         """The per_tool names that are none of `tools`: limits that never apply (case-sensitive)."""
     def count(self, text: str) -> int:

@@ -67,6 +67,33 @@ pub enum Api {
 }
 
 impl Api {
+    /// Every API, in the order of this module's table.
+    pub const ALL: [Api; 4] = [
+        Api::AnthropicMessages,
+        Api::ChatCompletions,
+        Api::Responses,
+        Api::Gemini,
+    ];
+
+    /// Its name for a caller that takes it as text (a binding, a config file):
+    /// `anthropic`, `openai-chat`, `openai-responses` or `gemini`; `str::parse` reads it back.
+    ///
+    /// ```
+    /// use tool_output_cap::request::Api;
+    ///
+    /// assert_eq!("openai-responses".parse::<Api>(), Ok(Api::Responses));
+    /// assert_eq!(Api::Gemini.name(), "gemini");
+    /// assert!("openai".parse::<Api>().unwrap_err().to_string().contains(r#"found "openai""#));
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::AnthropicMessages => "anthropic",
+            Api::ChatCompletions => "openai-chat",
+            Api::Responses => "openai-responses",
+            Api::Gemini => "gemini",
+        }
+    }
+
     /// The API whose inference or token-count route `path` is, a query after it or not; `None`
     /// for any other route.
     ///
