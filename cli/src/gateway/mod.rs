@@ -90,33 +90,48 @@ pub(crate) fn gateway(
                 .await;
                 Ok(0)
             }
-            Some(known) => {
-                let (argv, env) = known.pointed_at(host, &url);
-                let mut command = child::command(&argv)?;
-                command.envs(env);
-                let mut running = tokio::process::Command::from(command)
-                    .kill_on_drop(true)
-                    .spawn()
-                    .map_err(|e| child::not_started(host, e))?;
-                let status = std::sync::Mutex::new(None::<std::io::Result<ExitStatus>>);
-                let pid = running.id();
-                serve::serve(listener, gateway, async {
-                    let ended = tokio::select! {
-                        ended = running.wait() => ended,
-                        () = pass_on_signals(pid) => unreachable!("passing signals on never ends"),
-                    };
-                    *status.lock().unwrap() = Some(ended);
-                })
-                .await;
-                let status = status.into_inner().unwrap().expect("the host ended");
-                let status = status
-                    .map_err(|e| Failure::io(format!("cannot wait for `{}`: {e}", host[0])))?;
-                Ok(child::exit_code(status))
-            }
+            Some(known) => run_host(known, host, listener, gateway, &url).await,
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     outcome
+}
+
+/// Runs the host `argv` (a `known` one) pointed at the gateway at `url`, serving until it exits:
+/// its exit code.
+async fn run_host(
+    known: Host,
+    argv: &[String],
+    listener: TcpListener,
+    gateway: Arc<Gateway>,
+    url: &str,
+) -> Result<u8, Failure> {
+    let (pointed, env) = known.pointed_at(argv, url);
+    let mut command = child::command(&pointed)?;
+    command.envs(env);
+    let mut running = tokio::process::Command::from(command)
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|e| child::not_started(argv, e))?;
+    let pid = running.id();
+    let status = std::sync::Mutex::new(None::<std::io::Result<ExitStatus>>);
+    serve::serve(listener, gateway, async {
+        let ended = tokio::select! {
+            ended = running.wait() => ended,
+            () = pass_on_signals(pid) => unreachable!("passing signals on never ends"),
+        };
+        *status
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(ended);
+    })
+    .await;
+    // The gateway stopped because the host ended: its status is there.
+    let status = status
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .expect("the gateway stops once the host has ended");
+    let status = status.map_err(|e| Failure::io(format!("cannot wait for `{}`: {e}", argv[0])))?;
+    Ok(child::exit_code(status))
 }
 
 /// Passes SIGTERM and SIGHUP on to the host `pid`. SIGINT is not: a terminal sends Ctrl-C to
