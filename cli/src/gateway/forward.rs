@@ -46,7 +46,11 @@ pub(super) async fn forward(
                     capped(&gateway.cap, api, &route, encoding.as_deref(), &sent)
                 })
                 .await
-                .expect("capping a body does not panic");
+                .unwrap_or_else(|panicked| {
+                    // Never the host's error: what could not be capped goes on as it came.
+                    tracing::warn!(target: "tool_output_cap::gateway", "sent on as it came: capping it failed: {panicked}");
+                    None
+                });
                 let body = match capped {
                     Some(capped) => {
                         parts.headers.remove(CONTENT_ENCODING);
