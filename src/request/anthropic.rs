@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
-use super::raw::{string_field, Object};
+use super::raw::{last_of_role, string_field, Object};
 use crate::tool::Outcome;
 
 /// Where the request's tool results are: the blocks of each message's content.
@@ -12,9 +12,7 @@ pub(super) const PATH: &[&str] = &["messages", "content"];
 
 pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
     let messages = &request.list;
-    let last_assistant = messages
-        .iter()
-        .rposition(|message| string_field(&message.fields, "role").as_deref() == Some("assistant"));
+    let last_assistant = last_of_role(messages, "assistant");
     let mut tools = HashMap::new();
     let mut results = Vec::new();
     for (at, message) in messages.iter().enumerate() {

@@ -70,7 +70,7 @@ impl CutCache {
     }
 
     pub(super) fn insert(&self, key: Key, entry: Entry) {
-        let size = size_of(&key, &entry);
+        let size = size_of(&entry);
         if size > self.max_bytes {
             return;
         }
@@ -83,7 +83,7 @@ impl CutCache {
                 break;
             };
             if let Some(entry) = inner.entries.remove(&oldest) {
-                inner.bytes -= size_of(&oldest, &entry);
+                inner.bytes -= size_of(&entry);
             }
         }
         let key = Arc::new(key);
@@ -95,6 +95,44 @@ impl CutCache {
 }
 
 /// The bytes an entry holds: its cut, and about what its key and the map's slot take.
-fn size_of(_: &Key, entry: &Entry) -> usize {
+fn size_of(entry: &Entry) -> usize {
     128 + entry.as_ref().map_or(0, |(json, _)| json.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Keep;
+
+    fn cut(text: &str) -> Entry {
+        let truncation = Truncation {
+            original_tokens: 100,
+            kept_tokens: 40,
+            dropped_tokens: 60,
+            max_tokens: 50,
+            keep: Keep::Head,
+        };
+        Some((Arc::from(text), truncation))
+    }
+
+    #[test]
+    fn the_oldest_cuts_go_first_when_the_cache_is_full_and_one_too_big_is_not_kept() {
+        let limit = ToolLimit::new(50).unwrap();
+        let key = |json: &str| Key::new(json, &limit, "text");
+        // Room for three cuts of 10 bytes.
+        let cache = CutCache::new(3 * size_of(&cut("0123456789")));
+        for json in ["\"a\"", "\"b\"", "\"c\"", "\"d\""] {
+            cache.insert(key(json), cut("0123456789"));
+        }
+        assert_eq!(cache.get(&key("\"a\"")), None, "the oldest went");
+        for json in ["\"b\"", "\"c\"", "\"d\""] {
+            assert_eq!(cache.get(&key(json)), Some(cut("0123456789")), "{json}");
+        }
+        // Another limit is another key.
+        let other = ToolLimit::new(60).unwrap();
+        assert_eq!(cache.get(&Key::new("\"d\"", &other, "text")), None);
+        cache.insert(key("\"e\""), cut(&"x".repeat(1000)));
+        assert_eq!(cache.get(&key("\"e\"")), None, "a cut bigger than the cache");
+        assert!(cache.get(&key("\"b\"")).is_some(), "and nothing went for it");
+    }
 }

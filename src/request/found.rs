@@ -34,6 +34,11 @@ pub(super) enum Content<'a> {
 }
 
 impl<'a> Content<'a> {
+    /// `value` as a string; `None` for anything else.
+    pub(super) fn string(value: &'a RawValue) -> Option<Self> {
+        value.get().starts_with('"').then_some(Content::Text(value))
+    }
+
     /// `value` as a string or a list of blocks whose text blocks are of type `text_type`;
     /// `None` for anything else.
     pub(super) fn text_or_blocks(value: &'a RawValue, text_type: &'static str) -> Option<Self> {
@@ -66,7 +71,8 @@ impl<'a> Content<'a> {
         match *self {
             Content::Text(value) => Cow::Owned(string(value).unwrap_or_default()),
             Content::Blocks(value, text_type) => Cow::Owned(
-                texts(value, text_type)
+                items(value)
+                    .map(|blocks| texts(&blocks, text_type))
                     .into_iter()
                     .flatten()
                     .map(|(_, _, text)| text)
@@ -106,9 +112,9 @@ impl<'a> Content<'a> {
 }
 
 /// The text blocks of the list `blocks`: where each is in it, its `text` value, and its text.
-fn texts<'a>(blocks: &'a RawValue, text_type: &str) -> Option<Vec<(usize, &'a RawValue, String)>> {
-    let texts = items(blocks)?
-        .into_iter()
+fn texts<'a>(blocks: &[&'a RawValue], text_type: &str) -> Vec<(usize, &'a RawValue, String)> {
+    blocks
+        .iter()
         .enumerate()
         .filter_map(|(at, block)| {
             let fields = fields(block)?;
@@ -118,8 +124,7 @@ fn texts<'a>(blocks: &'a RawValue, text_type: &str) -> Option<Vec<(usize, &'a Ra
                 .filter(|_| kind.as_deref() == Some(text_type))?;
             Some((at, value, string(value)?))
         })
-        .collect();
-    Some(texts)
+        .collect()
 }
 
 /// The list `blocks` with its text blocks cut together, as the MCP proxy cuts a result's text
@@ -131,7 +136,8 @@ fn cut_blocks(
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
 ) -> Option<(String, Truncation)> {
-    let texts = texts(blocks, text_type)?;
+    let all = items(blocks)?;
+    let texts = texts(&all, text_type);
     let joined = texts
         .iter()
         .map(|(_, _, text)| text.as_str())
@@ -141,7 +147,6 @@ fn cut_blocks(
     let lengths: Vec<usize> = texts.iter().map(|(_, _, text)| text.len()).collect();
     let mut kept = texts.iter().zip(cut.split(&joined, &lengths));
     let mut next = kept.next();
-    let all = items(blocks)?;
     let mut out = Vec::with_capacity(all.len());
     for (at, block) in all.iter().enumerate() {
         match next {

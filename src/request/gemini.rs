@@ -3,7 +3,7 @@
 //! MCP proxy cuts a `structuredContent`; one with an `error` and no `output` is an error.
 
 use super::found::{Content, Found};
-use super::raw::{fields, string_field, Object};
+use super::raw::{fields, last_of_role, string_field, Object};
 use crate::tool::Outcome;
 
 /// Where the request's tool results are: the parts of each content.
@@ -11,9 +11,7 @@ pub(super) const PATH: &[&str] = &["contents", "parts"];
 
 pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
     let contents = &request.list;
-    let last_model = contents
-        .iter()
-        .rposition(|content| string_field(&content.fields, "role").as_deref() == Some("model"));
+    let last_model = last_of_role(contents, "model");
     let mut results = Vec::new();
     for (at, content) in contents.iter().enumerate() {
         for part in &content.list {

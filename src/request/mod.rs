@@ -36,6 +36,7 @@
 //! in a cache of bounded size: a long history sent again on every turn is not counted again.
 
 use std::fmt;
+use std::sync::Arc;
 
 use crate::limits::ToolOutputLimits;
 use crate::tool::{Outcome, Truncation};
@@ -274,7 +275,7 @@ impl RequestCap {
                 }
             };
             if let Some((capped, truncation)) = entry {
-                splices.replace(body, json, capped.to_string());
+                splices.replace(body, json, Arc::clone(&capped));
                 cuts.push(ResultCut {
                     tool: result.tool.clone(),
                     outcome: result.outcome,

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use serde_json::value::RawValue;
 
@@ -42,19 +43,29 @@ pub(super) fn read<'a>(
 ) -> Result<Object<'a>, serde_json::Error> {
     use serde::de::{DeserializeSeed, Error};
     let mut deserializer = serde_json::Deserializer::from_str(body);
-    let object = ObjectAt(path).deserialize(&mut deserializer)?;
+    let node = Descend(path).deserialize(&mut deserializer)?;
     deserializer.end()?;
-    object.ok_or_else(|| serde_json::Error::custom("the body is not a JSON object"))
+    match node {
+        Node::Object(object) => Ok(object),
+        _ => Err(serde_json::Error::custom("the body is not a JSON object")),
+    }
 }
 
-/// Reads an object descending the path; any other value is read past and gives `None`.
-struct ObjectAt(&'static [&'static str]);
+/// A JSON value as [`Descend`] reads it.
+enum Node<'a> {
+    Object(Object<'a>),
+    /// The objects of a list; its other items are left out.
+    List(Vec<Object<'a>>),
+    /// Anything else, read past.
+    Other,
+}
 
-/// Reads a list of objects descending the path; any other value is read past and gives none.
-struct ListAt(&'static [&'static str]);
+/// Reads a value descending a path: an object's key that the path names is read (as a list of
+/// objects) with the rest of the path, its other values are borrowed.
+struct Descend(&'static [&'static str]);
 
-impl<'de> serde::de::DeserializeSeed<'de> for ObjectAt {
-    type Value = Option<Object<'de>>;
+impl<'de> serde::de::DeserializeSeed<'de> for Descend {
+    type Value = Node<'de>;
 
     fn deserialize<D: serde::Deserializer<'de>>(
         self,
@@ -64,8 +75,8 @@ impl<'de> serde::de::DeserializeSeed<'de> for ObjectAt {
     }
 }
 
-impl<'de> serde::de::Visitor<'de> for ObjectAt {
-    type Value = Option<Object<'de>>;
+impl<'de> serde::de::Visitor<'de> for Descend {
+    type Value = Node<'de>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("any JSON value")
@@ -76,7 +87,9 @@ impl<'de> serde::de::Visitor<'de> for ObjectAt {
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             match self.0.split_first() {
                 Some((descend, rest)) if key == *descend => {
-                    object.list = map.next_value_seed(ListAt(rest))?
+                    if let Node::List(list) = map.next_value_seed(Descend(rest))? {
+                        object.list = list;
+                    }
                 }
                 _ => {
                     object
@@ -85,111 +98,53 @@ impl<'de> serde::de::Visitor<'de> for ObjectAt {
                 }
             }
         }
-        Ok(Some(object))
+        Ok(Node::Object(object))
     }
 
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
-        Ok(None)
+        let mut list = Vec::new();
+        while let Some(item) = seq.next_element_seed(Descend(self.0))? {
+            if let Node::Object(object) = item {
+                list.push(object);
+            }
+        }
+        Ok(Node::List(list))
     }
 
     fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(Node::Other)
     }
 
     fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(Node::Other)
     }
 
     fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(Node::Other)
     }
 
     fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(Node::Other)
     }
 
     fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
+        Ok(Node::Other)
     }
 
     fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-}
-
-impl<'de> serde::de::DeserializeSeed<'de> for ListAt {
-    type Value = Vec<Object<'de>>;
-
-    fn deserialize<D: serde::Deserializer<'de>>(
-        self,
-        deserializer: D,
-    ) -> Result<Self::Value, D::Error> {
-        let path = self.0;
-        // Read as an object would be, a list gives its objects; anything else, none.
-        struct Items(&'static [&'static str]);
-
-        impl<'de> serde::de::Visitor<'de> for Items {
-            type Value = Vec<Object<'de>>;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("any JSON value")
-            }
-
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element_seed(ObjectAt(self.0))? {
-                    items.extend(item);
-                }
-                Ok(items)
-            }
-
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Self::Value, A::Error> {
-                while map
-                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
-                    .is_some()
-                {}
-                Ok(Vec::new())
-            }
-
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(Vec::new())
-            }
-        }
-
-        deserializer.deserialize_any(Items(path))
+        Ok(Node::Other)
     }
 }
 
 /// The string `json` stands for, if it is one.
 pub(super) fn string(json: &RawValue) -> Option<String> {
     crate::json::decode_string(json.get())
+}
+
+/// Where in `list` the last object whose `role` is `role` is.
+pub(super) fn last_of_role(list: &[Object<'_>], role: &str) -> Option<usize> {
+    list.iter()
+        .rposition(|object| string_field(&object.fields, "role").as_deref() == Some(role))
 }
 
 /// The string field `key` of `fields`, if it is one.
@@ -199,11 +154,11 @@ pub(super) fn string_field(fields: &Fields<'_>, key: &str) -> Option<String> {
 
 /// Edits of a text, each a range of it and what replaces it, made in one pass.
 #[derive(Debug, Default)]
-pub(super) struct Splices(Vec<(Range<usize>, String)>);
+pub(super) struct Splices(Vec<(Range<usize>, Arc<str>)>);
 
 impl Splices {
     /// Replaces `part`, a slice of `whole`, by `with`.
-    pub(super) fn replace(&mut self, whole: &str, part: &str, with: String) {
+    pub(super) fn replace(&mut self, whole: &str, part: &str, with: Arc<str>) {
         self.0.push((span_of(whole, part), with));
     }
 

@@ -46,16 +46,11 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
                     string_field(item, "call_id").and_then(|id| tools.get(&id).cloned()),
                     Content::text_or_blocks(output, "input_text")?,
                 ),
-                "local_shell_call_output" => (Some("local_shell".into()), Content::Text(output)),
+                "local_shell_call_output" => (Some("local_shell".into()), Content::string(output)?),
                 "shell_call_output" => (Some("shell".into()), Content::Json(output)),
-                "mcp_call" => (string_field(item, "name"), Content::Text(output)),
+                "mcp_call" => (string_field(item, "name"), Content::string(output)?),
                 _ => return None,
             };
-            if let Content::Text(value) = content {
-                if !value.get().starts_with('"') {
-                    return None;
-                }
-            }
             Some(Found {
                 tool,
                 outcome: Outcome::Output,
