@@ -2,24 +2,17 @@
 //! byte, and the same bytes on every later turn. Anthropic Messages here; the other APIs in
 //! `request_apis.rs`.
 
+mod common;
+
+use common::{count, listing};
 use serde_json::{json, Value};
 use tool_output_cap::request::{Api, NotARequest, RequestCap};
-use tool_output_cap::{Encoding, ToolOutputLimits};
+use tool_output_cap::ToolOutputLimits;
 
 /// `body` capped, without a cache: `None` when nothing was cut.
 fn cap_messages(body: &str, limits: &ToolOutputLimits) -> Result<Option<String>, NotARequest> {
     let cap = RequestCap::new(limits.clone()).with_cache_bytes(0);
     Ok(cap.cap(Api::AnthropicMessages, body)?.body)
-}
-
-fn listing(n: usize) -> String {
-    (0..n)
-        .map(|i| format!("/usr/share/doc/package-{i}/copyright\n"))
-        .collect()
-}
-
-fn count(text: &str) -> usize {
-    Encoding::O200kBase.tokenizer().count(text)
 }
 
 fn limits() -> ToolOutputLimits {
@@ -182,7 +175,7 @@ fn hostile_results_are_capped_exactly() {
         assert!(count(kept.as_str().unwrap()) <= 1000);
     }
     // A lone surrogate escape, as a JavaScript host may write: read as U+FFFD.
-    let body = request("Glob", json!(listing(3000)), false).replacen("/usr", "\\ud800/usr", 1);
+    let body = request("Glob", json!(listing(3000)), false).replacen("src/", "\\ud800src/", 1);
     let kept = result_of(&cap_messages(&body, &limits).unwrap().unwrap());
-    assert!(kept.as_str().unwrap().starts_with("\u{fffd}/usr"));
+    assert!(kept.as_str().unwrap().starts_with("\u{fffd}src/"));
 }

@@ -1,20 +1,13 @@
 //! Capping the tool results of OpenAI Chat Completions, OpenAI Responses and Gemini requests, a
 //! turn's shared budget, the cache of cuts, and a property over random histories of each API.
 
+mod common;
+
+use common::{count, listing};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tool_output_cap::request::{Api, RequestCap};
-use tool_output_cap::{Encoding, ToolOutputLimits};
-
-fn listing(n: usize) -> String {
-    (0..n)
-        .map(|i| format!("/usr/share/doc/package-{i}/copyright\n"))
-        .collect()
-}
-
-fn count(text: &str) -> usize {
-    Encoding::O200kBase.tokenizer().count(text)
-}
+use tool_output_cap::ToolOutputLimits;
 
 fn cap() -> RequestCap {
     let limits = ToolOutputLimits::new(5000)

@@ -176,6 +176,7 @@ struct Gateway {
     child: Child,
     url: String,
     stderr: Arc<Mutex<String>>,
+    dir: std::path::PathBuf,
 }
 
 impl Gateway {
@@ -213,7 +214,12 @@ impl Gateway {
                     stderr.lock().unwrap()
                 )
             });
-        Gateway { child, url, stderr }
+        Gateway {
+            child,
+            url,
+            stderr,
+            dir,
+        }
     }
 
     fn stderr(&self) -> String {
@@ -225,6 +231,7 @@ impl Drop for Gateway {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -548,6 +555,7 @@ async fn a_tls_upstream_is_verified_against_the_authority_in_ssl_cert_file() {
         "{}",
         String::from_utf8_lossy(&answer)
     );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The PEM of a certificate authority that signed nothing here.
@@ -759,6 +767,7 @@ fn a_host_runs_pointed_at_the_gateway_and_its_exit_code_is_kept() {
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("claude, codex and gemini"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -811,4 +820,55 @@ fn check_says_what_the_gateway_would_cut_of_a_recorded_request() {
         .unwrap();
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("none.json"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn sigterm_is_passed_on_to_the_host_and_its_exit_code_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("gateway", "host-sigterm");
+    // A stand-in for Claude Code that exits 7 on SIGTERM, once it said it is ready.
+    let claude = dir.join("claude");
+    std::fs::write(
+        &claude,
+        "#!/usr/bin/env python3\n\
+         import signal, sys, time\n\
+         signal.signal(signal.SIGTERM, lambda *_: sys.exit(7))\n\
+         print('ready', flush=True)\n\
+         time.sleep(60)\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut gateway = binary(&dir)
+        .args([
+            "gateway",
+            "--upstream",
+            "http://127.0.0.1:9",
+            "--",
+            claude.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    BufReader::new(gateway.stdout.take().unwrap())
+        .read_line(&mut ready)
+        .unwrap();
+    assert_eq!(ready, "ready\n");
+    let pid = nix::unistd::Pid::from_raw(gateway.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let (sender, status) = std::sync::mpsc::channel();
+    std::thread::spawn(move || sender.send(gateway.wait().unwrap()));
+    let Ok(status) = status.recv_timeout(Duration::from_secs(20)) else {
+        // Not left behind: the host dies with the gateway.
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        panic!("the gateway did not end once the host got SIGTERM");
+    };
+    assert_eq!(
+        status.code(),
+        Some(7),
+        "the host's exit code, after it got SIGTERM"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -132,7 +132,14 @@ mod tests {
         let other = ToolLimit::new(60).unwrap();
         assert_eq!(cache.get(&Key::new("\"d\"", &other, "text")), None);
         cache.insert(key("\"e\""), cut(&"x".repeat(1000)));
-        assert_eq!(cache.get(&key("\"e\"")), None, "a cut bigger than the cache");
-        assert!(cache.get(&key("\"b\"")).is_some(), "and nothing went for it");
+        assert_eq!(
+            cache.get(&key("\"e\"")),
+            None,
+            "a cut bigger than the cache"
+        );
+        assert!(
+            cache.get(&key("\"b\"")).is_some(),
+            "and nothing went for it"
+        );
     }
 }

@@ -120,22 +120,26 @@ if (recorded) {
     const result = body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === "tool_result");
     result.content = listing;
     const model = await startFakeModel([], { limit: MARGIN, count });
-    // The baseline: the request without its result's text.
-    const empty = structuredClone(recorded.body);
-    empty.messages = empty.messages.slice(0, 1);
-    const send = (url) => fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "sk-e2e", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
-    await fetch(`${model.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(empty) });
-    const direct = await send(model.url);
-    assert.equal(direct.status, 429, "direct, the bloated history is refused");
-    const proxy = spawn(binary, ["gateway", "--upstream", model.url, "--listen", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
-    const url = await new Promise((resolve) => proxy.stderr.on("data", (data) => resolve(String(data).match(/http:\/\/127\.0\.0\.1:\d+/)?.[0])));
-    const through = await send(url);
-    proxy.kill("SIGTERM");
-    assert.equal(through.status, 200, "through the gateway, the same request completes");
-    const sent = toolResults(model.requests.at(-1))[0];
-    assert.ok(count(sent.text) <= 5000 && NOTE.test(sent.text));
-    console.log(`a recorded request with a 125 KB tool_result: ${model.limited[0].tokens} tokens refused direct; ${model.requests.at(-1).tokens} tokens through the gateway`);
-    await model.close();
+    let proxy;
+    try {
+      // The baseline: the request without its result's text.
+      const empty = structuredClone(recorded.body);
+      empty.messages = empty.messages.slice(0, 1);
+      const send = (url) => fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "sk-e2e", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+      await fetch(`${model.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(empty) });
+      const direct = await send(model.url);
+      assert.equal(direct.status, 429, "direct, the bloated history is refused");
+      proxy = spawn(binary, ["gateway", "--upstream", model.url, "--listen", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+      const url = await new Promise((resolve) => proxy.stderr.on("data", (data) => resolve(String(data).match(/http:\/\/127\.0\.0\.1:\d+/)?.[0])));
+      const through = await send(url);
+      assert.equal(through.status, 200, "through the gateway, the same request completes");
+      const sent = toolResults(model.requests.at(-1))[0];
+      assert.ok(count(sent.text) <= 5000 && NOTE.test(sent.text));
+      console.log(`a recorded request with a 125 KB tool_result: ${model.limited[0].tokens} tokens refused direct; ${model.requests.at(-1).tokens} tokens through the gateway`);
+    } finally {
+      proxy?.kill("SIGTERM");
+      await model.close();
+    }
     passed += 1;
   } catch (error) {
     console.log(`a bloated history: FAILED: ${error.stack}`);
