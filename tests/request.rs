@@ -179,3 +179,33 @@ fn hostile_results_are_capped_exactly() {
     let kept = result_of(&cap_messages(&body, &limits).unwrap().unwrap());
     assert!(kept.as_str().unwrap().starts_with("\u{fffd}src/"));
 }
+
+#[test]
+fn lone_surrogates_where_serde_json_reads_a_string_are_read_and_kept() {
+    // In a message's text, in a key and in a result: escapes a JavaScript host may write.
+    let limits = limits();
+    let body = request("Glob", json!(listing(3000)), false)
+        .replacen("src/", "\\udfffsrc/", 1)
+        .replacen(
+            "\"messages\":[",
+            "\"messages\":[{\"role\":\"user\",\"content\":\"a \\ud800 and a pair \\ud83e\\udd80\",\"\\udc00\":1},",
+            1,
+        );
+    assert!(
+        serde_json::from_str::<Value>(&body).is_err(),
+        "serde_json refuses it"
+    );
+    let capped = cap_messages(&body, &limits).unwrap().unwrap();
+    let sent: Value =
+        serde_json::from_str(&capped.replace("\\ud800", "").replace("\\udc00", "")).unwrap();
+    let kept = sent["messages"][3]["content"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(kept.starts_with("\u{fffd}src/"), "{}", &kept[..20]);
+    assert!(count(kept) <= 1000);
+    // Everything but the result is the same bytes, the escapes with it.
+    let before = body.find("\\udfffsrc/").unwrap();
+    assert_eq!(capped[..before], body[..before]);
+    assert!(capped.contains("\"a \\ud800 and a pair \\ud83e\\udd80\",\"\\udc00\":1}"));
+    assert_eq!(cap_messages(&capped, &limits).unwrap(), None);
+}

@@ -35,6 +35,7 @@
 //! A cut once made is kept, keyed by a seeded 128-bit hash of the result's bytes and by its limit,
 //! in a cache of bounded size: a long history sent again on every turn is not counted again.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -249,7 +250,23 @@ impl RequestCap {
     /// body is not a JSON object. Each cut not taken from the cache emits the truncation event
     /// ([`Truncation::record`]).
     pub fn cap(&self, api: Api, body: &str) -> Result<CappedRequest, NotARequest> {
-        let request = raw::read(body, api.path()).map_err(NotARequest)?;
+        // Where serde_json reads a string (a message's text, a key) it refuses a lone surrogate;
+        // the body is then read with each such escape as `\ufffd`, of the same length, and the
+        // cuts made where they are in the body itself.
+        let readable: Cow<'_, str>;
+        let request = match raw::read(body, api.path()) {
+            Ok(request) => {
+                readable = Cow::Borrowed(body);
+                request
+            }
+            Err(error) => {
+                readable = match raw::without_lone_surrogates(body) {
+                    Cow::Borrowed(_) => return Err(NotARequest(error)),
+                    owned => owned,
+                };
+                raw::read(&readable, api.path()).map_err(NotARequest)?
+            }
+        };
         let found = api.results(&request);
         let turn = self.latest_turn_limits(&found);
         let mut splices = Splices::default();
@@ -275,7 +292,7 @@ impl RequestCap {
                 }
             };
             if let Some((capped, truncation)) = entry {
-                splices.replace(body, json, Arc::clone(&capped));
+                splices.replace(&readable, json, Arc::clone(&capped));
                 cuts.push(ResultCut {
                     tool: result.tool.clone(),
                     outcome: result.outcome,
