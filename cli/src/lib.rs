@@ -3,12 +3,14 @@
 //! gateway in front of a model API (`gateway`, checked by `check --request`), and filters
 //! (`run`, `cap`, `count`). See the README.
 //!
-//! Its one item, [`run`], is the whole command, for a program that ships it inside another
-//! process: the binary's `main`, and the Python package's `tool-output-cap` script.
+//! Its item [`run`] is the whole command, for a program that ships it inside another process:
+//! the binary's `main`, and the Python package's `tool-output-cap` script. [`manifest_path`]
+//! is the manifest it reads, for a program that caps as it does.
 
 #![deny(unsafe_code)] // but the blocks in `child` and `allocator`, with their safety arguments
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
@@ -36,6 +38,14 @@ use args::{Args, Command};
 /// How long the logs have to reach stderr once the work is done: a host that does not read it
 /// is not waited for.
 const LOGS_FLUSH: Duration = Duration::from_millis(200);
+
+/// The manifest the command reads when `--manifest` does not name one: the file
+/// `$TOOL_OUTPUT_CAP_MANIFEST` names, else `tool-output-cap/manifest.toml` in the user's config
+/// folder (`$XDG_CONFIG_HOME` or `~/.config` on Linux) if it exists; `None` for the built-in
+/// defaults.
+pub fn manifest_path() -> Option<PathBuf> {
+    config::manifest_path(None)
+}
 
 /// Runs the command line `args`, the program's name first, and gives its exit code: the
 /// server's or the command's, or 1, 2 or 127 for what stopped it (said on stderr, as `--help`

@@ -109,7 +109,7 @@ impl From<tool_output_cap::Truncation> for Truncation {
 
 #[pymethods]
 impl Truncation {
-    fn __repr__(&self) -> String {
+    pub(crate) fn __repr__(&self) -> String {
         format!(
             "Truncation(original_tokens={}, kept_tokens={}, dropped_tokens={}, max_tokens={}, keep={:?})",
             self.original_tokens, self.kept_tokens, self.dropped_tokens, self.max_tokens, self.keep

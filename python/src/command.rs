@@ -1,6 +1,8 @@
-//! The `tool-output-cap` command, run in this process: the package's script calls it.
+//! The `tool-output-cap` command, run in this process (the package's script calls it), and the
+//! manifest it reads.
 
 use std::ffi::OsString;
+use std::path::PathBuf;
 
 use pyo3::prelude::*;
 
@@ -9,4 +11,12 @@ use pyo3::prelude::*;
 #[pyfunction]
 pub(crate) fn command(py: Python<'_>, argv: Vec<OsString>) -> u8 {
     py.detach(|| tool_output_cap_cli::run(argv))
+}
+
+/// The manifest the `tool-output-cap` command reads without `--manifest`: the file
+/// `$TOOL_OUTPUT_CAP_MANIFEST` names, else `tool-output-cap/manifest.toml` in the user's config
+/// folder if it exists; `None` for the built-in defaults.
+#[pyfunction]
+pub(crate) fn manifest_path() -> Option<PathBuf> {
+    tool_output_cap_cli::manifest_path()
 }

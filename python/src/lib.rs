@@ -10,6 +10,7 @@ mod bench;
 mod capped;
 mod command;
 mod limits;
+mod request;
 mod text;
 
 use capped::{Capped, Truncation};
@@ -69,6 +70,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(count, m)?)?;
     m.add_function(wrap_pyfunction!(cap, m)?)?;
     m.add_function(wrap_pyfunction!(command::command, m)?)?;
+    m.add_function(wrap_pyfunction!(command::manifest_path, m)?)?;
     m.add(
         "_crate_cap_seconds",
         wrap_pyfunction!(bench::crate_cap_seconds, m)?,
@@ -76,6 +78,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Capped>()?;
     m.add_class::<Truncation>()?;
     m.add_class::<Limits>()?;
+    m.add_class::<request::CappedRequest>()?;
+    m.add_class::<request::RequestCut>()?;
+    m.add_function(wrap_pyfunction!(request::api_for_path, m)?)?;
     m.add("ManifestError", m.py().get_type::<ManifestError>())?;
     Ok(())
 }

@@ -7,10 +7,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use tool_output_cap::json::JsonCapError;
-use tool_output_cap::request::{Api, RequestCap};
+use tool_output_cap::request::RequestCap;
 use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
 use crate::capped::{Capped, Truncation};
+use crate::request::{self, CappedRequest};
 use crate::text::Text;
 
 pyo3::create_exception!(
@@ -36,6 +37,12 @@ pub(crate) struct Limits(ToolOutputLimits, OnceLock<RequestCap>);
 impl From<ToolOutputLimits> for Limits {
     fn from(limits: ToolOutputLimits) -> Self {
         Limits(limits, OnceLock::new())
+    }
+}
+
+impl Limits {
+    fn request_cap(&self) -> &RequestCap {
+        self.1.get_or_init(|| RequestCap::new(self.0.clone()))
     }
 }
 
@@ -199,33 +206,17 @@ impl Limits {
         api: &str,
         body: &Bound<'_, PyAny>,
     ) -> PyResult<Option<Py<PyBytes>>> {
-        let api: Api = api
-            .parse()
-            .map_err(|e| PyValueError::new_err(format!("api {e}")))?;
-        let text: String = if let Ok(bytes) = body.cast::<PyBytes>() {
-            String::from_utf8(bytes.as_bytes().to_vec())
-                .map_err(|e| PyValueError::new_err(format!("body is not UTF-8: {e}")))?
-        } else if let Ok(text) = body.cast::<PyString>() {
-            Text::of(text).to_owned()
-        } else if body.is_instance_of::<PyDict>() {
-            // In the dict's own order, as the host would have sent it.
-            let dumps = py.import("json")?.getattr("dumps")?;
-            let kwargs = PyDict::new(py);
-            kwargs.set_item("ensure_ascii", false)?;
-            kwargs.set_item("separators", (",", ":"))?;
-            dumps.call((body,), Some(&kwargs))?.extract()?
-        } else {
-            return Err(pyo3::exceptions::PyTypeError::new_err(
-                "body must be bytes, str or dict",
-            ));
-        };
-        let cap = self.1.get_or_init(|| RequestCap::new(self.0.clone()));
-        let capped = py
-            .detach(|| cap.cap(api, &text))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(capped
-            .body
-            .map(|body| PyBytes::new(py, body.as_bytes()).unbind()))
+        Ok(request::cap(py, self.request_cap(), api, body)?.into_body())
+    }
+
+    /// [`cap_request`](Self::cap_request), with the figures of each result it cut.
+    fn cap_request_with_cuts(
+        &self,
+        py: Python<'_>,
+        api: &str,
+        body: &Bound<'_, PyAny>,
+    ) -> PyResult<CappedRequest> {
+        request::cap(py, self.request_cap(), api, body)
     }
 
     /// The `per_tool` names that are none of `tools`, in order: limits that never apply (names

@@ -4,6 +4,7 @@ bad arguments, and the GIL released."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 import threading
 import time
@@ -350,3 +351,64 @@ def test_cap_request_caps_each_apis_tool_results_and_keeps_the_rest(listing):
         limits.cap_request("anthropic", b"\xff{}")
     with pytest.raises(TypeError, match="bytes, str or dict"):
         limits.cap_request("anthropic", 3)
+
+
+def test_cap_request_with_cuts_gives_each_cuts_figures(listing):
+    limits = toc.Limits(per_tool={"Glob": 3000})
+    body = {"messages": [
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Glob", "input": {}},
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {}},
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": listing},
+            {"type": "tool_result", "tool_use_id": "t2", "content": listing, "is_error": True},
+            {"type": "tool_result", "tool_use_id": "gone", "content": listing},
+        ]},
+    ]}
+    capped = limits.cap_request_with_cuts("anthropic", body)
+    assert capped.body == limits.cap_request("anthropic", body)
+    assert [(c.tool, c.error, c.truncation.max_tokens) for c in capped.cuts] == [
+        ("Glob", False, 3000), ("Bash", True, 5000), (None, False, 5000)]
+    assert all(c.truncation.original_tokens == limits.count(listing) for c in capped.cuts)
+    assert [c.cached for c in capped.cuts] == [False, False, False]
+    again = limits.cap_request_with_cuts("anthropic", body)
+    assert again.body == capped.body and [c.cached for c in again.cuts] == [True, True, True]
+    assert toc.Limits().cap_request_with_cuts("anthropic", {"messages": []}).cuts == []
+
+
+def test_cap_request_reads_a_dict_with_lone_surrogates(listing):
+    # A dict from json.loads of `\ud800` escapes: written back with them, as JSON holds them; the
+    # message that is not cut keeps them, the cut result reads them as U+FFFD.
+    limits = toc.Limits(per_tool={"Glob": 3000})
+    body = {"messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Glob", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "\ud800" + listing}]},
+        {"role": "user", "content": "a lone \udfff and 日本語"},
+    ]}
+    sent = json.loads(limits.cap_request("anthropic", body))
+    text = sent["messages"][1]["content"][0]["content"]
+    assert text.startswith("\ufffd/") and limits.count(text) <= 3000
+    assert sent["messages"][2] == body["messages"][2]
+
+
+def test_api_for_path_names_the_api_of_a_route():
+    assert toc.api_for_path("/v1/messages?beta=true") == "anthropic"
+    assert toc.api_for_path("/anthropic/v1/messages") == "anthropic"
+    assert toc.api_for_path("/v1/chat/completions") == "openai-chat"
+    assert toc.api_for_path("/openai/v1/responses") == "openai-responses"
+    assert toc.api_for_path("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse") == "gemini"
+    assert toc.api_for_path("/v1/models") is None
+
+
+def test_manifest_path_is_the_commands(tmp_path, monkeypatch):
+    manifest = tmp_path / "agent.toml"
+    monkeypatch.setenv("TOOL_OUTPUT_CAP_MANIFEST", str(manifest))
+    assert str(toc.manifest_path()) == str(manifest)
+    monkeypatch.delenv("TOOL_OUTPUT_CAP_MANIFEST")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert toc.manifest_path() is None
+    (tmp_path / "tool-output-cap").mkdir()
+    (tmp_path / "tool-output-cap" / "manifest.toml").write_text("[worker.tool_output]\n")
+    assert str(toc.manifest_path()) == str(tmp_path / "tool-output-cap" / "manifest.toml")

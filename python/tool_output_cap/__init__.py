@@ -9,9 +9,32 @@ True
 True
 
 The adapters are in ``tool_output_cap.langchain``, ``tool_output_cap.pydantic_ai`` and
-``tool_output_cap.openai_agents``; each imports its framework only when it is imported.
+``tool_output_cap.openai_agents``, and the LiteLLM proxy's guardrail in
+``tool_output_cap.litellm``; each imports its framework only when it is imported.
 """
 
-from ._native import Capped, Limits, ManifestError, Truncation, cap, count
+from ._native import (
+    Capped,
+    CappedRequest,
+    Limits,
+    ManifestError,
+    RequestCut,
+    Truncation,
+    api_for_path,
+    cap,
+    count,
+    manifest_path,
+)
 
-__all__ = ["Capped", "Limits", "ManifestError", "Truncation", "cap", "count"]
+__all__ = [
+    "Capped",
+    "CappedRequest",
+    "Limits",
+    "ManifestError",
+    "RequestCut",
+    "Truncation",
+    "api_for_path",
+    "cap",
+    "count",
+    "manifest_path",
+]

@@ -80,6 +80,10 @@ class Limits:
         with each tool result cut to the limit of the tool whose call it answers: the capped body
         as UTF-8 bytes, or None when nothing needed a cut. Raises ValueError for a body that is
         not a JSON object."""
+    def cap_request_with_cuts(
+        self, api: Api, body: Union[bytes, str, Mapping[str, Any]]
+    ) -> CappedRequest:
+        """`cap_request`, with the figures of each tool result it cut."""
     def unmatched_tools(self, tools: Sequence[str]) -> list[str]:
         """The per_tool names that are none of `tools`: limits that never apply (case-sensitive)."""
     def count(self, text: str) -> int:
@@ -87,8 +91,42 @@ class Limits:
     def max_tokens_for(self, tool_name: str) -> int:
         """The token limit of `tool_name`'s outputs, the note included."""
 
+@final
+class CappedRequest:
+    """A request with its tool results capped."""
+
+    @property
+    def body(self) -> Optional[bytes]:
+        """The capped body as UTF-8, or None when nothing needed a cut."""
+    @property
+    def cuts(self) -> list[RequestCut]: ...
+
+@final
+class RequestCut:
+    """One tool result cut."""
+
+    @property
+    def tool(self) -> Optional[str]:
+        """The tool whose call it answers; None when the call is not in the request."""
+    @property
+    def error(self) -> bool: ...
+    @property
+    def truncation(self) -> Truncation: ...
+    @property
+    def cached(self) -> bool:
+        """Whether it was cut for an earlier request and taken from the cuts kept."""
+
+def api_for_path(path: str) -> Optional[Api]:
+    """The API whose inference or token-count route `path` is ("/v1/messages" is "anthropic"),
+    a query after it or not; None for any other route."""
+
 class ManifestError(ValueError):
     """A manifest or a Limits argument the crate refuses; the message says where and what."""
 
 def command(argv: Sequence[str]) -> int:
     """Runs the tool-output-cap command line `argv`, its name first; gives its exit code."""
+
+def manifest_path() -> Optional[PathLike[str]]:
+    """The manifest the tool-output-cap command reads without --manifest: the file
+    $TOOL_OUTPUT_CAP_MANIFEST names, else tool-output-cap/manifest.toml in the user's config
+    folder if it exists; None for the built-in defaults."""
