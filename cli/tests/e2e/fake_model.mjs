@@ -1,9 +1,9 @@
 // A fake model API on 127.0.0.1 for the host end-to-end tests: it speaks Anthropic's Messages
 // API (Claude Code), OpenAI's Responses API (Codex) and Gemini's generateContent (gemini-cli),
-// each streamed as the host asks. It makes the calls it is given in turn: while a conversation
+// each streamed as the host asks, and OpenAI's Chat Completions, not streamed. It makes the calls it is given in turn: while a conversation
 // holds fewer tool results than calls, it calls the next, the one offered tool whose name ends
-// with `tool`, with `args`; then it answers with a final text. Every request is kept, so a test
-// reads exactly what the model would.
+// with `tool`, with `args`; then it answers with a final text. Every request is kept, its body
+// parsed and as the bytes that came, so a test reads exactly what the model would.
 //
 // With `limit`, it also enforces an input-token limit as a provider's per-minute limit does:
 // the request that first calls a tool sets the baseline, and a later request of more than
@@ -64,13 +64,26 @@ function responses(body, res, calls) {
   const item = found
     ? { type: "function_call", id: `fc_e2e_${done + 1}`, call_id: `call_e2e_${done + 1}`, name: found.name, ...(found.namespace ? { namespace: found.namespace } : {}), arguments: JSON.stringify(args), status: "completed" }
     : { type: "message", id: "msg_e2e_1", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done", annotations: [] }] };
-  const response = { id: "resp_e2e", object: "response", status: "completed", output: [item], usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 } };
+  const response = { id: "resp_e2e", object: "response", created_at: 0, model: body.model, status: "completed", output: [item], usage: { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 5, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 15 } };
+  if (!body.stream) return json(res, response);
   sse(res, [
     ["response.created", { type: "response.created", response: { id: "resp_e2e", object: "response", status: "in_progress", output: [] } }],
     ["response.output_item.added", { type: "response.output_item.added", output_index: 0, item }],
     ["response.output_item.done", { type: "response.output_item.done", output_index: 0, item }],
     ["response.completed", { type: "response.completed", response }],
   ]);
+}
+
+// OpenAI Chat Completions: a tool call, or a message once a tool message came back.
+function chat(body, res, calls) {
+  const done = (body.messages ?? []).filter((m) => m.role === "tool").length;
+  const { tool, args } = calls[done] ?? {};
+  const name = tool && (body.tools ?? []).map((t) => t.function?.name).find((n) => n?.endsWith(tool));
+  const message = name
+    ? { role: "assistant", content: null, tool_calls: [{ id: `call_e2e_${done + 1}`, type: "function", function: { name, arguments: JSON.stringify(args) } }] }
+    : { role: "assistant", content: "done" };
+  const choice = { index: 0, message, finish_reason: name ? "tool_calls" : "stop" };
+  json(res, { id: "chatcmpl_e2e", object: "chat.completion", created: 0, model: body.model, choices: [choice], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
 }
 
 // Gemini generateContent: a functionCall, or a text once a functionResponse came back.
@@ -97,8 +110,9 @@ const tooLarge = (path, tokens) => {
 const strings = (value) =>
   typeof value === "string" ? value : value && typeof value === "object" ? Object.values(value).map(strings).filter(Boolean).join("\n") : "";
 
-/** How many tool results `body` holds, in any of the three APIs. */
+/** How many tool results `body` holds, in any of the four APIs. */
 const results = (body) =>
+  (body.messages ?? []).filter((m) => m.role === "tool").length +
   (body.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === "tool_result").length +
   (Array.isArray(body.input) ? body.input : []).filter((item) => item.type === "function_call_output").length +
   (body.contents ?? []).flatMap((c) => c.parts ?? []).filter((part) => part.functionResponse).length;
@@ -106,8 +120,8 @@ const results = (body) =>
 /**
  * Starts the fake model: `calls` is a call ({ tool, args }) or a list of them; `limit`, with
  * `count` (text => tokens), the input-token limit over the baseline. Resolves to { url, requests,
- * limited, close }: `requests` holds each request with its `tokens` when counted, `limited` each
- * request refused.
+ * limited, close }: `requests` holds each request ({ method, path, body, text }) with its
+ * `tokens` when counted, `limited` each request refused.
  */
 export function startFakeModel(calls, { limit, count } = {}) {
   calls = Array.isArray(calls) ? calls : [calls];
@@ -115,9 +129,11 @@ export function startFakeModel(calls, { limit, count } = {}) {
   const limited = [];
   let baseline;
   const server = http.createServer((req, res) => {
-    let text = "";
-    req.on("data", (chunk) => (text += chunk));
+    const chunks = [];
+    req.on("data", (chunk) => chunks.push(chunk));
     req.on("end", () => {
+      // Decoded once whole: a character may be split between chunks.
+      const text = Buffer.concat(chunks).toString();
       let body = {};
       try {
         body = text ? JSON.parse(text) : {};
@@ -125,7 +141,7 @@ export function startFakeModel(calls, { limit, count } = {}) {
         body = { unparsed: text };
       }
       const path = req.url.split("?")[0];
-      const request = { method: req.method, path, body };
+      const request = { method: req.method, path, body, text };
       requests.push(request);
       const inference = /\/messages$|\/responses$|:(stream)?[gG]enerateContent$/.test(path);
       if (limit && inference && (body.tools ?? []).length) {
@@ -140,6 +156,7 @@ export function startFakeModel(calls, { limit, count } = {}) {
       if (path.endsWith("/messages/count_tokens")) return json(res, { input_tokens: 1000 });
       if (path.endsWith("/messages")) return anthropic(body, res, calls);
       if (path.endsWith("/responses")) return responses(body, res, calls);
+      if (path.endsWith("/chat/completions")) return chat(body, res, calls);
       if (path.includes(":streamGenerateContent")) return gemini(body, res, calls, true);
       if (path.includes(":generateContent")) return gemini(body, res, calls, false);
       if (path.includes(":countTokens")) return json(res, { totalTokens: 1000 });

@@ -63,9 +63,10 @@ export function toolResults(request) {
   const body = request.body;
   const blocks = (body.messages ?? []).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
   const anthropic = blocks.filter((b) => b.type === "tool_result").map((b) => b.content);
+  const chat = (body.messages ?? []).filter((m) => m.role === "tool").map((m) => m.content);
   const responses = (Array.isArray(body.input) ? body.input : []).filter((i) => i.type === "function_call_output").map((i) => i.output);
   const gemini = (body.contents ?? []).flatMap((c) => c.parts ?? []).filter((p) => p.functionResponse).map((p) => p.functionResponse.response);
-  return [...anthropic, ...responses, ...gemini].map((content) => ({
+  return [...anthropic, ...chat, ...responses, ...gemini].map((content) => ({
     json: JSON.stringify(content),
     text: typeof content === "string" ? content : Array.isArray(content) ? content.map((b) => b.text ?? "").join("\n") : content.output ?? content.error ?? JSON.stringify(content),
   }));

@@ -1,0 +1,275 @@
+// The LiteLLM proxy with the Python package's guardrail, as python/README.md sets it up: its
+// config.yaml, taken from the README as it is, run by the real `litellm` as a process on
+// 127.0.0.1 in front of the fake model API of fake_model.mjs on another loopback port, with the
+// incident's manifest (Glob 3000 tokens, with a hint). Checked:
+//
+// - a Messages request whose history holds a 125 KB Glob tool_result reaches the model capped to
+//   3000 tokens with the hint in the note, and as the same bytes when sent again;
+// - real Claude Code through the proxy: its Bash lists /usr/share (25,000 characters, within
+//   what Claude Code sends whole), and the result the model gets is within 5000 tokens and ends
+//   with the note;
+// - a Chat Completions tool message and a Responses function_call_output are capped the same;
+// - two workers (`--num_workers 2`) each cut the same request, and send the same bytes;
+// - `litellm_settings.callbacks: tool_output_cap.litellm.proxy_handler` caps as the guardrail does;
+// - a request with no tool result, and ones whose history the guardrail cannot read, reach the
+//   model as they came, and LiteLLM answers them.
+//
+//   node cli/tests/e2e/litellm.mjs PARTS VENV BINARY
+//
+// PARTS is the folder where .ci/run installed the hosts, VENV the venv with the package and
+// LiteLLM installed, BINARY the built tool-output-cap (its `count` is the oracle). Without
+// LiteLLM, or without Claude Code, the checks that need it are skipped with a line saying so.
+
+import assert from "node:assert/strict";
+import { execFileSync, execSync, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+import { startFakeModel } from "./fake_model.mjs";
+import { bin, claudeEnv, runHost, toolResults } from "./host_setup.mjs";
+
+const [parts, venv, binary] = process.argv.slice(2, 5).map((arg) => path.resolve(arg));
+const litellm = path.join(venv, "bin/litellm");
+const NOTE = /truncated: (\d+) tokens dropped, refine your query(: .*)?$/;
+const HINT = "use a narrower pattern, e.g. src/**/*.rs";
+const MANIFEST = `[worker.tool_output]
+default_max_tokens = 5000
+
+[worker.tool_output.per_tool]
+Glob = { max_tokens = 3000, hint = "${HINT}" }
+`;
+const KEY = "sk-litellm-e2e";
+const count = (text) => Number(execFileSync(binary, ["count"], { input: text, maxBuffer: 1 << 30 }));
+
+if (!existsSync(litellm)) {
+  console.log(`skipped the LiteLLM proxy: ${litellm} is not installed (.ci/run installs it)`);
+  process.exit(0);
+}
+
+/** python/README.md's config.yaml, as a user copies it. */
+const readme = readFileSync(new URL("../../../python/README.md", import.meta.url), "utf8");
+const config = readme.match(/```yaml\n# config\.yaml\n([\s\S]*?)```/)?.[1];
+assert.ok(config, "python/README.md has a config.yaml");
+
+const home = mkdtempSync(path.join(tmpdir(), "tool-output-cap-litellm-"));
+writeFileSync(path.join(home, "config.yaml"), config);
+// The README's other way: the callback instead of the guardrails section.
+const callbacks = config.replace(/\nguardrails:[\s\S]*$/, "\nlitellm_settings:\n  callbacks: tool_output_cap.litellm.proxy_handler\n");
+assert.notEqual(callbacks, config);
+writeFileSync(path.join(home, "callbacks.yaml"), callbacks);
+writeFileSync(path.join(home, "manifest.toml"), MANIFEST);
+// Claude Code keeps a Bash output over 30,000 characters (BASH_MAX_OUTPUT_LENGTH) in a file and
+// sends the model a 2 KB preview of it: the listing is what it sends whole.
+const model = await startFakeModel([{ tool: "Bash", args: { command: "find /usr/share -type f | head -c 25000" } }]);
+
+/** A free loopback port. */
+const freePort = () =>
+  new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+
+/** Starts the proxy with `args` and the config `file`; resolves once it answers, to { url, log, stop }. */
+async function startProxy(args = [], file = "config.yaml") {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    HOME: home,
+    PATH: `${path.join(venv, "bin")}:${process.env.PATH}`,
+    TOOL_OUTPUT_CAP_MANIFEST: path.join(home, "manifest.toml"),
+    LITELLM_MASTER_KEY: KEY,
+    LITELLM_LOCAL_MODEL_COST_MAP: "True",
+    LITELLM_LOG: "INFO",
+    ANTHROPIC_API_KEY: "sk-e2e",
+    ANTHROPIC_API_BASE: model.url,
+    OPENAI_API_KEY: "sk-e2e",
+    OPENAI_API_BASE: `${model.url}/v1`,
+    GEMINI_API_KEY: "sk-e2e",
+  };
+  const child = spawn(litellm, ["--config", file, "--host", "127.0.0.1", "--port", String(port), ...args], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+  let log = "";
+  child.stdout.on("data", (data) => (log += data));
+  child.stderr.on("data", (data) => (log += data));
+  const url = `http://127.0.0.1:${port}`;
+  const stop = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.on("exit", resolve);
+      process.kill(-child.pid, "SIGTERM"); // the proxy and its workers
+    });
+  for (let waited = 0; ; waited += 250) {
+    if (child.exitCode !== null || waited > 120_000) {
+      await stop();
+      throw new Error(`the proxy did not start: ${log.slice(-3000)}`);
+    }
+    const up = await fetch(`${url}/health/liveliness`).then((r) => r.ok, () => false);
+    if (up) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { url, log: () => log, stop };
+}
+
+const listing = execSync("find /usr/share -type f | head -c 125000", { maxBuffer: 1 << 24 }).toString();
+const messages = (result) => ({
+  model: "claude-e2e",
+  max_tokens: 100,
+  messages: [
+    { role: "user", content: "List the files." },
+    { role: "assistant", content: [{ type: "tool_use", id: "toolu_e2e_1", name: "Glob", input: { pattern: "*" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_e2e_1", content: result }] },
+  ],
+});
+const headers = { "content-type": "application/json", authorization: `Bearer ${KEY}`, "anthropic-version": "2023-06-01" };
+/** POSTs `body` to the proxy's `route`; the model's request it caused. */
+async function send(proxy, route, body) {
+  const before = model.requests.length;
+  const response = await fetch(`${proxy.url}${route}`, { method: "POST", headers, body: JSON.stringify(body) });
+  const answer = await response.text();
+  assert.equal(response.status, 200, `${route}: ${answer.slice(0, 500)}`);
+  assert.equal(model.requests.length, before + 1, `${route}: one request reached the model`);
+  return model.requests.at(-1);
+}
+/** The one tool result of `request`, checked to be a Glob result capped to 3000 tokens. */
+function cappedGlob(request, what) {
+  const [result] = toolResults(request);
+  const tokens = count(result.text);
+  assert.ok(tokens <= 3000, `${what}: ${tokens} tokens`);
+  assert.match(result.text, NOTE, `${what}: ends with the note`);
+  assert.ok(result.text.endsWith(`: ${HINT}`), `${what}: the note has the hint`);
+  return { tokens, dropped: Number(result.text.match(NOTE)[1]) };
+}
+/** The guardrail's log lines of fresh cuts, and of cuts taken from its cache. */
+const cuts = (log) => ({
+  fresh: log.match(/tool-output-cap: cut a result of Glob from \d+ to \d+ tokens \(\d+ dropped, limit 3000\)$/gm) ?? [],
+  cached: log.match(/tool-output-cap: cut a result of Glob .*, as cut before$/gm) ?? [],
+});
+
+let [passed, failed] = [0, 0];
+async function check(name, body) {
+  try {
+    console.log(`${name}: ${await body()}`);
+    passed += 1;
+  } catch (error) {
+    console.log(`${name}: FAILED: ${error.stack}`);
+    failed += 1;
+  }
+}
+
+const proxy = await startProxy();
+try {
+  await check("Anthropic Messages through LiteLLM", async () => {
+    const first = await send(proxy, "/v1/messages", messages(listing));
+    const again = await send(proxy, "/v1/messages", messages(listing));
+    const { tokens, dropped } = cappedGlob(first, "the 125 KB Glob result");
+    assert.equal(again.text, first.text, "sent again, the same bytes reach the model");
+    const log = cuts(proxy.log());
+    assert.equal(log.fresh.length, 1, `one cut logged: ${proxy.log().slice(-2000)}`);
+    assert.equal(log.cached.length, 1, "and one taken from the cache");
+    return `${listing.length} bytes (${count(listing)} tokens) reached the model as ${tokens} tokens, ${dropped} dropped, the hint in the note; the same ${first.text.length} bytes again; logged "${log.fresh[0]}"`;
+  });
+
+  await check("Chat Completions and Responses through LiteLLM", async () => {
+    const chat = await send(proxy, "/v1/chat/completions", {
+      model: "gpt-e2e",
+      messages: [
+        { role: "user", content: "List the files." },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_e2e_1", type: "function", function: { name: "Glob", arguments: "{}" } }] },
+        { role: "tool", tool_call_id: "call_e2e_1", content: listing },
+      ],
+    });
+    const responses = await send(proxy, "/v1/responses", {
+      model: "gpt-e2e",
+      input: [
+        { role: "user", content: "List the files." },
+        { type: "function_call", call_id: "call_e2e_1", name: "Glob", arguments: "{}" },
+        { type: "function_call_output", call_id: "call_e2e_1", output: listing },
+      ],
+    });
+    assert.equal(chat.path, "/v1/chat/completions");
+    assert.equal(responses.path, "/v1/responses");
+    const [a, b] = [cappedGlob(chat, "the tool message"), cappedGlob(responses, "the function_call_output")];
+    return `the tool message reached the model as ${a.tokens} tokens, the function_call_output as ${b.tokens}`;
+  });
+
+  await check("Requests the guardrail leaves as they came", async () => {
+    const plain = { model: "claude-e2e", max_tokens: 100, messages: [{ role: "user", content: "Hello." }] };
+    // A tool_result whose content is neither a string nor a list of blocks, and a history with
+    // an item that is no message: nothing the cap can read.
+    const odd = messages({ unexpected: listing });
+    const stray = { ...plain, messages: [...plain.messages, "not a message"] };
+    const bodies = [plain, odd, stray];
+    for (const body of bodies) {
+      const reached = await send(proxy, "/v1/messages", body);
+      assert.deepEqual(reached.body.messages, body.messages, "the messages reach the model as they came");
+    }
+    return `${bodies.length} requests (no tool result, a tool_result of an unknown shape, a history with a stray item) reached the model unchanged`;
+  });
+} finally {
+  await proxy.stop();
+}
+
+await check("Two LiteLLM workers", async () => {
+  const workers = await startProxy(["--num_workers", "2"]);
+  try {
+    // Sent one at a time, each on a connection of its own, until both workers have served it:
+    // each cuts it once, fresh, and takes it from its own cache after.
+    const reached = [];
+    for (let sent = 0; sent < 40 && cuts(workers.log()).fresh.length < 2; sent += 1) {
+      const response = await fetch(`${workers.url}/v1/messages`, { method: "POST", headers: { ...headers, connection: "close" }, body: JSON.stringify(messages(listing)) });
+      assert.equal(response.status, 200, await response.text());
+      reached.push(model.requests.at(-1));
+    }
+    const log = cuts(workers.log());
+    assert.equal(log.fresh.length, 2, "both workers cut the result once");
+    const texts = new Set(reached.map((request) => request.text));
+    assert.equal(texts.size, 1, "every request reached the model as the same bytes");
+    cappedGlob(reached[0], "through two workers");
+    return `${reached.length} requests, cut once in each worker and ${log.cached.length} times from a worker's cache, reached the model as the same bytes`;
+  } finally {
+    await workers.stop();
+  }
+});
+
+await check("The callback through LiteLLM", async () => {
+  const proxy = await startProxy([], "callbacks.yaml");
+  try {
+    const { tokens } = cappedGlob(await send(proxy, "/v1/messages", messages(listing)), "through the callback");
+    return `with litellm_settings.callbacks, the 125 KB Glob result reached the model as ${tokens} tokens`;
+  } finally {
+    await proxy.stop();
+  }
+});
+
+await check("Claude Code through LiteLLM", async () => {
+  if (!existsSync(bin(parts, "claude"))) return `skipped: ${bin(parts, "claude")} is not installed (.ci/run installs it)`;
+  const claude = await startProxy();
+  const claudeHome = mkdtempSync(path.join(tmpdir(), "tool-output-cap-litellm-claude-"));
+  try {
+    const before = model.requests.length;
+    // As python/README.md says: the proxy's URL, and a LiteLLM key as the token.
+    const env = { ...claudeEnv(claudeHome, claude.url), ANTHROPIC_AUTH_TOKEN: KEY };
+    delete env.ANTHROPIC_API_KEY;
+    const args = ["-p", "List the files.", "--allowedTools", "Bash", "--output-format", "json", "--no-session-persistence"];
+    const run = await runHost(bin(parts, "claude"), args, { env, cwd: claudeHome });
+    assert.equal(run.status, 0, `Claude Code: ${run.stderr.slice(-2000)}${run.stdout.slice(-1000)}`);
+    const turn = model.requests.slice(before).find((request) => toolResults(request).length > 0);
+    assert.ok(turn, "a request with Bash's result reached the model");
+    const [result] = toolResults(turn);
+    const tokens = count(result.text);
+    assert.ok(tokens <= 5000, `${tokens} tokens`);
+    assert.match(result.text, NOTE);
+    return `Bash's listing of /usr/share (${count(execSync("find /usr/share -type f | head -c 25000").toString())} tokens) reached the model as ${tokens} tokens, ending with the note`;
+  } finally {
+    await claude.stop();
+    rmSync(claudeHome, { recursive: true, force: true });
+  }
+});
+
+await model.close();
+rmSync(home, { recursive: true, force: true });
+console.log(`LiteLLM proxy: ${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

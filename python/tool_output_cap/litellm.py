@@ -1,0 +1,161 @@
+"""A LiteLLM proxy guardrail that caps the tool results of every request before the model reads
+them: the crate's request cap (`Limits.cap_request`) on the proxy's parsed body.
+
+In the proxy's ``config.yaml``::
+
+    guardrails:
+      - guardrail_name: tool-output-cap
+        litellm_params:
+          guardrail: tool_output_cap.litellm.ToolOutputCapGuardrail
+          mode: pre_call
+          default_on: true
+
+or, as a callback, ``litellm_settings: {callbacks: tool_output_cap.litellm.proxy_handler}``.
+
+The limits are the manifest's ``[worker.tool_output]``: the one the ``tool-output-cap`` command
+reads (``$TOOL_OUTPUT_CAP_MANIFEST``, else ``~/.config/tool-output-cap/manifest.toml``), or
+built-in defaults without one. A guardrail's ``litellm_params`` may name its own:
+
+- ``tool_output_manifest``: the path of a manifest;
+- ``tool_output``: the section itself, with the keys of ``Limits``
+  (``default_max_tokens``, ``per_tool``, ``max_tokens_per_turn``, ...).
+
+>>> guardrail = ToolOutputCapGuardrail(
+...     guardrail_name="tool-output-cap", event_hook="pre_call", default_on=True,
+...     tool_output={"per_tool": {"Glob": 3000}})
+>>> guardrail.limits.max_tokens_for("Glob")
+3000
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any, Mapping, Optional
+
+from litellm._logging import verbose_proxy_logger
+from litellm.integrations.custom_guardrail import CustomGuardrail
+
+from ._native import Limits, ManifestError, api_for_path, manifest_path
+
+__all__ = ["ToolOutputCapGuardrail", "proxy_handler"]
+
+# The API of each of LiteLLM's call types whose requests carry tool results. A pass-through
+# request's API is its route's.
+_API_OF_CALL_TYPE = {
+    "anthropic_messages": "anthropic",
+    "aanthropic_messages": "anthropic",
+    "completion": "openai-chat",
+    "acompletion": "openai-chat",
+    "responses": "openai-responses",
+    "aresponses": "openai-responses",
+    "generate_content": "gemini",
+    "agenerate_content": "gemini",
+    "generate_content_stream": "gemini",
+    "agenerate_content_stream": "gemini",
+}
+
+# The one field of each API's body that holds the history: the tool results and the calls they
+# answer. Only it is read and replaced, so what LiteLLM adds to the body is left alone.
+_HISTORY_OF_API = {
+    "anthropic": "messages",
+    "openai-chat": "messages",
+    "openai-responses": "input",
+    "gemini": "contents",
+}
+
+
+class ToolOutputCapGuardrail(CustomGuardrail):
+    """Caps each tool result of a request on LiteLLM's Anthropic Messages, Chat Completions,
+    Responses and Gemini routes, and their pass-through routes, to the limit of the tool whose
+    call it answers. Every other request, and a body it cannot read, goes on as it came; it
+    logs, through LiteLLM's proxy logger, each result it cut (at INFO) and each body it could
+    not read (at WARNING, without the body)."""
+
+    def __init__(
+        self,
+        tool_output_manifest: Optional[str] = None,
+        tool_output: Optional[Mapping[str, Any]] = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.limits = _limits(tool_output_manifest, tool_output)
+
+    async def async_pre_call_hook(
+        self,
+        user_api_key_dict: Any,
+        cache: Any,
+        data: dict,
+        call_type: str,
+    ) -> dict:
+        api = _API_OF_CALL_TYPE.get(call_type)
+        if api is None and call_type == "pass_through_endpoint":
+            api = api_for_path(getattr(user_api_key_dict, "request_route", None) or "")
+        history = _HISTORY_OF_API.get(api) if api else None
+        if history is None or not isinstance(data.get(history), list):
+            return data
+        try:
+            # The crate releases the GIL while it counts: the proxy's loop goes on meanwhile.
+            capped = await asyncio.to_thread(self._cap, api, history, data[history])
+        except (TypeError, ValueError) as error:
+            verbose_proxy_logger.warning(
+                "tool-output-cap: an %s request went on uncapped: %s", api, error
+            )
+            return data
+        if capped is not None:
+            data[history] = capped
+        return data
+
+    def _cap(self, api: str, history: str, items: list) -> Optional[list]:
+        capped = self.limits.cap_request_with_cuts(api, {history: items})
+        for cut in capped.cuts:
+            figures = cut.truncation
+            verbose_proxy_logger.info(
+                "tool-output-cap: cut a%s result of %s from %d to %d tokens "
+                "(%d dropped, limit %d)%s",
+                "n error" if cut.error else "",
+                cut.tool or "a tool whose call is not in the request",
+                figures.original_tokens,
+                figures.kept_tokens,
+                figures.dropped_tokens,
+                figures.max_tokens,
+                ", as cut before" if cut.cached else "",
+            )
+        if capped.body is None:
+            return None
+        return json.loads(capped.body)[history]
+
+
+def _limits(
+    manifest: Optional[str], section: Optional[Mapping[str, Any]]
+) -> Limits:
+    """The limits `litellm_params` give, else those of the command's manifest."""
+    if manifest is not None and section is not None:
+        raise ManifestError(
+            "litellm_params: tool_output_manifest and tool_output both give the limits; "
+            "give one of them"
+        )
+    if section is not None:
+        if not isinstance(section, Mapping):
+            raise ManifestError(
+                f"litellm_params: tool_output must be a mapping of [worker.tool_output]'s keys, "
+                f"not {type(section).__name__}"
+            )
+        try:
+            return Limits(**section)
+        except TypeError as error:
+            raise ManifestError(f"litellm_params: tool_output: {error}") from None
+    manifest = manifest if manifest is not None else manifest_path()
+    return Limits.from_manifest(manifest) if manifest is not None else Limits()
+
+
+def __getattr__(name: str) -> Any:
+    # `proxy_handler` is made when LiteLLM first asks for it, so that importing the guardrail
+    # alone does not read the command's manifest.
+    if name == "proxy_handler":
+        handler = ToolOutputCapGuardrail(
+            guardrail_name="tool-output-cap", event_hook="pre_call", default_on=True
+        )
+        globals()["proxy_handler"] = handler
+        return handler
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
