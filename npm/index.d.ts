@@ -1,0 +1,88 @@
+/** The encodings the crate counts with. */
+export type Encoding = "o200k_base" | "cl100k_base";
+/** What a cut keeps: the start, the end (an error's default), or both with `[... cut here ...]`. */
+export type Keep = "head" | "tail" | "head_tail";
+
+/** How a text over its limit was cut; `droppedTokens` is the note's `N`. */
+export interface Truncation {
+  originalTokens: number;
+  keptTokens: number;
+  droppedTokens: number;
+  maxTokens: number;
+  keep: Keep;
+}
+
+/** A capped text: the caller's own string, and `truncation` null, when it was within its limit. */
+export interface Capped {
+  text: string;
+  truncation: Truncation | null;
+}
+
+export interface CountOptions {
+  /** `o200k_base` unless given. */
+  encoding?: Encoding;
+}
+
+export interface CapOptions {
+  /** The limit, the note included: 5000 unless given, at least 32. */
+  maxTokens?: number;
+  keep?: Keep;
+  /** Said after the note: `truncated: N tokens dropped, refine your query: HINT`. */
+  hint?: string;
+  encoding?: Encoding;
+}
+
+/** A tool's own limit: its tokens, or its keys. */
+export type ToolLimit = number | { maxTokens: number; keep?: Keep; hint?: string };
+
+/** The keys of the manifest's `[worker.tool_output]`, in camel case. */
+export interface LimitsOptions {
+  defaultMaxTokens?: number;
+  defaultKeep?: Keep;
+  perTool?: Record<string, ToolLimit>;
+  /** `encoding` or `tokenizerFile`, not both. */
+  encoding?: Encoding;
+  /** A model's own `tokenizer.json`. */
+  tokenizerFile?: string;
+  maxTokensPerTurn?: number;
+}
+
+export interface ToolCapOptions {
+  /** The output is the tool's error: its tail is kept. */
+  error?: boolean;
+}
+
+/** The tokens of `text`, read as ordinary text (special-token text is text). */
+export declare function count(text: string, options?: CountOptions): number;
+/** `count` on the libuv pool: the event loop goes on meanwhile. */
+export declare function countAsync(text: string, options?: CountOptions): Promise<number>;
+/** `text` within `maxTokens`, ended by the note when cut. Bad options throw with the crate's message. */
+export declare function cap(text: string, options?: CapOptions): Capped;
+/** `cap` on the libuv pool: the event loop goes on meanwhile. */
+export declare function capAsync(text: string, options?: CapOptions): Promise<Capped>;
+
+/** The limit of every tool, of each tool by name, and the tokenizer they count with. */
+export declare class Limits {
+  /** Throws `ManifestError`, naming the option, for limits the crate refuses. */
+  constructor(options?: LimitsOptions);
+  /** The manifest's `[worker.tool_output]`; a `ManifestError` names the file, line, column and key. */
+  static fromManifest(path: string): Limits;
+  /** `text`, an output of `toolName`, capped to the tool's limit; an error keeps its tail. */
+  cap(toolName: string, text: string, options?: ToolCapOptions): Capped;
+  capAsync(toolName: string, text: string, options?: ToolCapOptions): Promise<Capped>;
+  /**
+   * A structured result (a value, or its JSON text) capped to compact JSON of the same shape:
+   * its longest string cut and ending with the note, or its largest lists shortened; as text
+   * when no such cut fits. `text` is the JSON; text that is not JSON throws.
+   */
+  capJson(toolName: string, value: unknown, options?: ToolCapOptions): Capped;
+  capJsonAsync(toolName: string, value: unknown, options?: ToolCapOptions): Promise<Capped>;
+  count(text: string): number;
+  /** The limit of `toolName`'s outputs, the note included. */
+  maxTokensFor(toolName: string): number;
+  /** The `perTool` names that are none of `tools`: limits that never apply (case-sensitive). */
+  unmatchedTools(tools: string[]): string[];
+}
+
+/** A manifest, or a `Limits` option, that the crate refuses: the message says where and what. */
+export declare class ManifestError extends Error {}

@@ -1,0 +1,218 @@
+//! `Limits`: the limits of `[worker.tool_output]`, from a manifest or from options.
+
+use std::sync::Arc;
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use serde_json::{Map, Value};
+use tool_output_cap::json::JsonCapError;
+use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
+
+use crate::capped::Capped;
+use crate::task::Work;
+
+/// The options of a tool's cap.
+#[napi(object)]
+pub struct ToolCapOptions {
+    /// An error keeps its tail.
+    pub error: Option<bool>,
+}
+
+/// The limit of every tool, of each tool by name, and the tokenizer they count with. The
+/// package's `Limits` wraps it, and gives its errors as `ManifestError`.
+#[napi(js_name = "NativeLimits")]
+pub struct Limits(Arc<ToolOutputLimits>);
+
+#[napi]
+impl Limits {
+    /// The keys of `[worker.tool_output]` in camel case (`defaultMaxTokens`, `perTool`, ...),
+    /// checked as the crate checks the manifest's; an error names the key.
+    #[napi(constructor)]
+    pub fn new(options: Option<Value>) -> Result<Limits> {
+        let section = snake_case(options.unwrap_or(Value::Object(Map::new())));
+        ToolOutputLimits::from_section(section)
+            .map(|limits| Limits(Arc::new(limits)))
+            .map_err(|e| match e.key() {
+                Some(key) => invalid(format!("{} {}", camel_case(key), e.message())),
+                None => invalid(e.to_string()),
+            })
+    }
+
+    /// The limits of the manifest at `path`'s `[worker.tool_output]`, or the defaults without
+    /// one; an error names the file, line, column and key.
+    #[napi(factory)]
+    pub fn from_manifest(path: String) -> Result<Limits> {
+        let manifest = Manifest::from_path(path).map_err(|e| invalid(e.to_string()))?;
+        Ok(Limits(Arc::new(manifest.worker.limits())))
+    }
+
+    /// `text`, an output of `toolName` (its error, which keeps the tail, with `error`), capped
+    /// to the tool's limit.
+    #[napi]
+    pub fn cap(&self, tool_name: String, text: String, options: Option<ToolCapOptions>) -> Capped {
+        let outcome = outcome(options);
+        Capped::cut(&text, |text| self.0.cut(&tool_name, text, outcome))
+    }
+
+    /// [`cap`](Self::cap) on the libuv pool.
+    #[napi(ts_return_type = "Promise<Capped>")]
+    pub fn cap_async(
+        &self,
+        tool_name: String,
+        text: String,
+        options: Option<ToolCapOptions>,
+    ) -> AsyncTask<Work<Capped>> {
+        let (limits, outcome) = (Arc::clone(&self.0), outcome(options));
+        Work::spawn(move || {
+            Ok(Capped::cut(&text, |text| {
+                limits.cut(&tool_name, text, outcome)
+            }))
+        })
+    }
+
+    /// `json`, the JSON text of a structured result of `toolName`, capped to the tool's limit as
+    /// compact JSON of the same shape: its longest string cut and ending with the note, or its
+    /// largest lists shortened; capped as text when no such cut fits, so the limit holds. Text
+    /// that is not JSON is an error.
+    #[napi]
+    pub fn cap_json(
+        &self,
+        tool_name: String,
+        json: String,
+        options: Option<ToolCapOptions>,
+    ) -> Result<Capped> {
+        cap_json(&self.0, &tool_name, &json, outcome(options))
+    }
+
+    /// [`cap_json`](Self::cap_json) on the libuv pool.
+    #[napi(ts_return_type = "Promise<Capped>")]
+    pub fn cap_json_async(
+        &self,
+        tool_name: String,
+        json: String,
+        options: Option<ToolCapOptions>,
+    ) -> AsyncTask<Work<Capped>> {
+        let (limits, outcome) = (Arc::clone(&self.0), outcome(options));
+        Work::spawn(move || cap_json(&limits, &tool_name, &json, outcome))
+    }
+
+    /// The tokens of `text` with these limits' tokenizer.
+    #[napi]
+    pub fn count(&self, text: String) -> u32 {
+        crate::tokens(self.0.tokenizer().count(&text))
+    }
+
+    /// The token limit of `toolName`'s outputs, the note included.
+    #[napi]
+    pub fn max_tokens_for(&self, tool_name: String) -> u32 {
+        crate::tokens(self.0.max_tokens_for(&tool_name))
+    }
+
+    /// The `perTool` names that are none of `tools`: limits that never apply (names are
+    /// case-sensitive).
+    #[napi]
+    pub fn unmatched_tools(&self, tools: Vec<String>) -> Vec<String> {
+        let tools: Vec<&str> = tools.iter().map(String::as_str).collect();
+        self.0
+            .unmatched_tools(&tools)
+            .into_iter()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+fn cap_json(limits: &ToolOutputLimits, tool: &str, json: &str, outcome: Outcome) -> Result<Capped> {
+    let not_json = |e: &dyn std::fmt::Display| invalid(format!("json is not JSON: {e}"));
+    match limits.cap_json(tool, json, outcome) {
+        Ok(Some((capped, truncation))) => Ok(Capped::new(capped, truncation)),
+        // Within the limit, it may not have been read: read it to say whether it is JSON.
+        Ok(None) => match serde_json::from_str::<serde::de::IgnoredAny>(json) {
+            Ok(_) => Ok(Capped::unchanged()),
+            Err(e) => Err(not_json(&e)),
+        },
+        Err(JsonCapError::NotJson { error, .. }) => Err(not_json(&error)),
+        Err(_) => Ok(Capped::cut(json, |text| limits.cut(tool, text, outcome))),
+    }
+}
+
+fn outcome(options: Option<ToolCapOptions>) -> Outcome {
+    match options.and_then(|o| o.error) {
+        Some(true) => Outcome::Error,
+        _ => Outcome::Output,
+    }
+}
+
+fn invalid(message: String) -> Error {
+    Error::new(Status::InvalidArg, message)
+}
+
+/// The options' keys as the manifest's: `defaultMaxTokens` is `default_max_tokens`, and the
+/// keys of each `perTool` limit too; a tool's name stays as it is.
+fn snake_case(options: Value) -> Value {
+    let Value::Object(options) = options else {
+        return options;
+    };
+    let key = |key: String| -> String {
+        key.chars()
+            .flat_map(|c| {
+                let lower = c.to_ascii_lowercase();
+                (c.is_ascii_uppercase())
+                    .then_some('_')
+                    .into_iter()
+                    .chain(std::iter::once(lower))
+            })
+            .collect()
+    };
+    let limit = |value: Value| match value {
+        Value::Object(limit) => {
+            Value::Object(limit.into_iter().map(|(k, v)| (key(k), v)).collect())
+        }
+        other => other,
+    };
+    Value::Object(
+        options
+            .into_iter()
+            .map(|(name, value)| match (key(name), value) {
+                (name, Value::Object(tools)) if name == "per_tool" => (
+                    name,
+                    Value::Object(
+                        tools
+                            .into_iter()
+                            .map(|(tool, v)| (tool, limit(v)))
+                            .collect(),
+                    ),
+                ),
+                (name, value) => (name, value),
+            })
+            .collect(),
+    )
+}
+
+/// A key of the manifest as the options spell it: `per_tool.Glob.max_tokens` is
+/// `perTool.Glob.maxTokens`.
+fn camel_case(key: &str) -> String {
+    let mut parts = key.split('.');
+    let camel = |part: &str| {
+        let mut words = part.split('_');
+        let first = words.next().unwrap_or_default().to_owned();
+        words.fold(first, |mut out, word| {
+            let mut chars = word.chars();
+            if let Some(c) = chars.next() {
+                out.push(c.to_ascii_uppercase());
+                out.extend(chars);
+            }
+            out
+        })
+    };
+    let mut out = parts.next().map(camel).unwrap_or_default();
+    if out == "perTool" {
+        if let Some(tool) = parts.next() {
+            out = format!("{out}.{tool}");
+        }
+    }
+    for part in parts {
+        out.push('.');
+        out.push_str(&camel(part));
+    }
+    out
+}

@@ -1,0 +1,121 @@
+// The API on real and hostile text: counts equal js-tiktoken's (the ranks it ships, no network),
+// every keep at every limit keeps its promises, the manifest and its errors, and the event loop
+// turning while a large output is capped on the libuv pool.
+
+import assert from "node:assert/strict";
+import { execSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { test } from "node:test";
+
+import { Tiktoken } from "js-tiktoken/lite";
+import cl100k_base from "js-tiktoken/ranks/cl100k_base";
+import o200k_base from "js-tiktoken/ranks/o200k_base";
+import { cap, capAsync, count, countAsync, Limits, ManifestError } from "tool-output-cap";
+
+const NOTE = /\ntruncated: (\d+) tokens dropped, refine your query(: .*)?$/;
+const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
+const texts = {
+  "a find /usr -type f listing": listing,
+  Japanese: "日本語のテキストを数えます。東京都の天気は晴れ。".repeat(2000),
+  emoji: "🦀👩‍👩‍👧‍👦🇯🇵✨ ".repeat(3000),
+  "special-token text": "<|endoftext|><|im_start|>user<|im_end|><|fim_prefix|>".repeat(2000),
+  // Runs of a thousand or so: js-tiktoken's merge takes the square of a run's length.
+  "white-space runs": `${" ".repeat(1500)}x${"\n".repeat(1000)}y${"\t ".repeat(700)}\n`.repeat(20),
+  base64: Buffer.from(execSync("head -c 60000 /usr/bin/env")).toString("base64"),
+};
+
+test("counts equal js-tiktoken's in both encodings", () => {
+  for (const [encoding, ranks] of [["o200k_base", o200k_base], ["cl100k_base", cl100k_base]]) {
+    const oracle = new Tiktoken(ranks);
+    for (const [name, text] of Object.entries(texts)) {
+      assert.equal(count(text, { encoding }), oracle.encode(text, [], []).length, `${name} in ${encoding}`);
+    }
+  }
+});
+
+test("every keep at limits from 32 to 5000 keeps its promises", () => {
+  const total = count(listing);
+  for (const maxTokens of [32, 33, 100, 999, 1000, 3000, 5000]) {
+    for (const keep of ["head", "tail", "head_tail"]) {
+      const { text, truncation } = cap(listing, { maxTokens, keep });
+      assert.ok(count(text) <= maxTokens, `${keep} ${maxTokens}: ${count(text)} tokens`);
+      const [, dropped] = text.match(NOTE);
+      assert.equal(Number(dropped), truncation.droppedTokens);
+      assert.equal(truncation.keptTokens + truncation.droppedTokens, total);
+      assert.deepEqual([truncation.originalTokens, truncation.maxTokens, truncation.keep], [total, maxTokens, keep]);
+      const kept = text.slice(0, text.match(NOTE).index);
+      if (keep === "head") assert.ok(listing.startsWith(kept));
+      if (keep === "tail") assert.ok(listing.endsWith(kept));
+    }
+  }
+  const short = "a short output";
+  assert.deepEqual(cap(short), { text: short, truncation: null });
+  assert.match(cap(listing, { hint: "use a narrower pattern" }).text, /refine your query: use a narrower pattern$/);
+});
+
+test("hostile text is capped within its limit", () => {
+  for (const [name, text] of Object.entries(texts)) {
+    const capped = cap(text, { maxTokens: 500 });
+    assert.ok(count(capped.text) <= 500, name);
+  }
+  assert.ok(count(cap("a".repeat(10_000_000), { maxTokens: 100 }).text) <= 100);
+  assert.ok(count(cap(" ".repeat(1_000_000), { maxTokens: 100 }).text) <= 100);
+  const lone = `a lone \ud800 surrogate ${listing}`;
+  assert.ok(count(cap(lone, { maxTokens: 100 }).text) <= 100);
+});
+
+test("a tool's limit, its hint, an error's tail, and JSON of the same shape", () => {
+  const limits = new Limits({ defaultMaxTokens: 4000, perTool: { Glob: { maxTokens: 3000, hint: "use a narrower pattern" }, Bash: 2000 } });
+  assert.deepEqual([limits.maxTokensFor("Glob"), limits.maxTokensFor("Bash"), limits.maxTokensFor("Read")], [3000, 2000, 4000]);
+  const glob = limits.cap("Glob", listing);
+  assert.ok(limits.count(glob.text) <= 3000 && glob.text.endsWith(": use a narrower pattern"));
+  const error = limits.cap("Bash", listing, { error: true });
+  assert.ok(listing.endsWith(error.text.slice(error.text.indexOf("\n") + 1)) || error.truncation.keep === "tail");
+  assert.equal(error.truncation.keep, "tail");
+  const files = listing.split("\n");
+  const json = limits.capJson("Glob", { files, total: files.length });
+  const value = JSON.parse(json.text);
+  assert.ok(Array.isArray(value.files) && value.total === files.length && limits.count(json.text) <= 3000);
+  assert.throws(() => limits.capJson("Glob", "{not json"), /json is not JSON/);
+  assert.deepEqual(limits.unmatchedTools(["Glob", "Read"]), ["Bash"]);
+});
+
+test("the manifest, and errors that say where", () => {
+  const dir = mkdtempSync(path.join(tmpdir(), "tool-output-cap-npm-"));
+  try {
+    const file = path.join(dir, "agent.toml");
+    writeFileSync(file, '[worker.tool_output]\ndefault_max_tokens = 4000\n\n[worker.tool_output.per_tool]\nGlob = { max_tokens = 3000, hint = "narrow it" }\n');
+    const limits = Limits.fromManifest(file);
+    assert.deepEqual([limits.maxTokensFor("Glob"), limits.maxTokensFor("Bash")], [3000, 4000]);
+    writeFileSync(file, "[worker.tool_output]\ndefault_max_tokens = 10\n");
+    assert.throws(() => Limits.fromManifest(file), (e) => e instanceof ManifestError && /agent\.toml:2:22: .*default_max_tokens/.test(e.message));
+    assert.throws(() => Limits.fromManifest(path.join(dir, "missing.toml")), ManifestError);
+    assert.throws(() => new Limits({ perTool: { Glob: { maxTokens: 10 } } }), { name: "ManifestError", message: /^perTool\.Glob\.maxTokens must be at least 32/ });
+    assert.throws(() => new Limits({ defaultKeep: "middle" }), { name: "ManifestError", message: /defaultKeep/ });
+    assert.throws(() => new Limits({ maxTokens: 3000 }), ManifestError);
+    assert.throws(() => cap(listing, { keep: "middle" }), /keep must be "head", "tail" or "head_tail", found "middle"/);
+    assert.throws(() => cap(listing, { maxTokens: 3 }), /maxTokens/);
+    assert.throws(() => count(listing, { encoding: "p50k" }), /encoding must be/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the event loop keeps turning while a large output is capped", async () => {
+  const big = listing.repeat(80); // 10 MB
+  let ticks = 0;
+  const timer = setInterval(() => (ticks += 1), 1);
+  const started = performance.now();
+  const [capped, tokens] = await Promise.all([capAsync(big, { maxTokens: 5000 }), countAsync(big)]);
+  const elapsed = performance.now() - started;
+  clearInterval(timer);
+  assert.ok(count(capped.text) <= 5000);
+  assert.equal(tokens, capped.truncation.originalTokens);
+  // A timer of 1 ms ticks all along: more than a tick every 20 ms of the work.
+  assert.ok(ticks > elapsed / 20, `${ticks} ticks in ${elapsed.toFixed(0)} ms`);
+  const limits = new Limits({ perTool: { Glob: 3000 } });
+  const [a, b] = await Promise.all([limits.capAsync("Glob", big), limits.capJsonAsync("Glob", { big })]);
+  assert.ok(limits.count(a.text) <= 3000 && limits.count(b.text) <= 3000);
+});
