@@ -77,6 +77,11 @@ export declare class Limits {
    */
   capJson(toolName: string, value: unknown, options?: ToolCapOptions): Capped;
   capJsonAsync(toolName: string, value: unknown, options?: ToolCapOptions): Promise<Capped>;
+  /**
+   * The parts of one output (an MCP result's text blocks) capped as one text joined by
+   * newlines: each part's kept text, null for a part wholly cut out; null when within the limit.
+   */
+  capTexts(toolName: string, texts: string[], options?: ToolCapOptions): { texts: (string | null)[]; truncation: Truncation } | null;
   count(text: string): number;
   /** The limit of `toolName`'s outputs, the note included. */
   maxTokensFor(toolName: string): number;

@@ -53,6 +53,11 @@ class Limits {
     return capped(text, await this.#native.capJsonAsync(toolName, text, options));
   }
 
+  /** The parts of one output capped as one text joined by newlines; null when within. */
+  capTexts(toolName, texts, options) {
+    return this.#native.capTexts(toolName, texts, options);
+  }
+
   count(text) {
     return this.#native.count(text);
   }

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use tool_output_cap::json::JsonCapError;
 use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
-use crate::capped::Capped;
+use crate::capped::{Capped, Truncation};
 use crate::task::Work;
 
 /// The options of a tool's cap.
@@ -16,6 +16,13 @@ use crate::task::Work;
 pub struct ToolCapOptions {
     /// An error keeps its tail.
     pub error: Option<bool>,
+}
+
+/// The parts of an output capped together: each kept text, `null` for a part cut out.
+#[napi(object)]
+pub struct CappedTexts {
+    pub texts: Vec<Either<String, Null>>,
+    pub truncation: Truncation,
 }
 
 /// The limit of every tool, of each tool by name, and the tokenizer they count with. The
@@ -68,6 +75,26 @@ impl Limits {
                 limits.cut(&tool_name, text, outcome)
             }))
         })
+    }
+
+    /// `texts`, the parts of one output of `toolName`, capped as one text joined by newlines:
+    /// the kept text of each part (`null` for a part wholly cut out) and the truncation; `null`
+    /// when they are within the limit.
+    #[napi]
+    pub fn cap_texts(
+        &self,
+        tool_name: String,
+        texts: Vec<String>,
+        options: Option<ToolCapOptions>,
+    ) -> Either<CappedTexts, Null> {
+        let parts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        match self.0.cap_texts(&tool_name, &parts, outcome(options)) {
+            Some((texts, truncation)) => Either::A(CappedTexts {
+                texts: texts.into_iter().map(|text| text.map_or(Either::B(Null), Either::A)).collect(),
+                truncation: Truncation::from(truncation),
+            }),
+            None => Either::B(Null),
+        }
     }
 
     /// `json`, the JSON text of a structured result of `toolName`, capped to the tool's limit as

@@ -1,0 +1,77 @@
+// The Vercel AI SDK (v6 and later): each tool's output capped where the SDK turns it into what
+// the model reads, its `toModelOutput({ toolCallId, input, output })`. A tool's own
+// `toModelOutput` (MCP tools from `@ai-sdk/mcp` have one) runs first, and what it gives is
+// capped. A thrown error keeps its tail. The SDK itself is not imported.
+"use strict";
+
+const { Limits } = require("./index.js");
+const { warnOfUnmatchedTools } = require("./names.js");
+
+/** `tools` (the object `generateText` and `streamText` take), each tool's output capped to its limit. */
+function capTools(tools, limits = new Limits()) {
+  warnOfUnmatchedTools(limits, Object.keys(tools));
+  return Object.fromEntries(Object.entries(tools).map(([name, tool]) => [name, capTool(name, tool, limits)]));
+}
+
+function capTool(name, tool, limits) {
+  const own = tool.toModelOutput;
+  const execute = tool.execute;
+  return {
+    ...tool,
+    ...(execute && {
+      async execute(...args) {
+        try {
+          return await execute.apply(tool, args);
+        } catch (error) {
+          if (error instanceof Error) error.message = limits.cap(name, error.message, { error: true }).text;
+          throw error;
+        }
+      },
+    }),
+    async toModelOutput(options) {
+      const output = own ? await own.call(tool, options) : asModelOutput(options.output);
+      return capModelOutput(limits, name, output);
+    },
+  };
+}
+
+/** The SDK's own default: a string as text, anything else as JSON. */
+function asModelOutput(output) {
+  if (typeof output === "string") return { type: "text", value: output };
+  const json = JSON.stringify(output);
+  return { type: "json", value: json === undefined ? null : JSON.parse(json) };
+}
+
+function capModelOutput(limits, name, output) {
+  const error = output?.type === "error-text" || output?.type === "error-json";
+  switch (output?.type) {
+    case "text":
+    case "error-text": {
+      const capped = limits.cap(name, output.value, { error });
+      return capped.truncation ? { ...output, value: capped.text } : output;
+    }
+    case "json":
+    case "error-json": {
+      const capped = limits.capJson(name, output.value, { error });
+      return capped.truncation ? { ...output, value: JSON.parse(capped.text) } : output;
+    }
+    case "content": {
+      // Its text parts capped together, as the MCP proxy caps a result's text blocks; the
+      // parts wholly past the cut go, images and files stay.
+      const texts = output.value.filter((part) => part.type === "text");
+      const capped = limits.capTexts(name, texts.map((part) => part.text));
+      if (!capped) return output;
+      const kept = new Map(texts.map((part, i) => [part, capped.texts[i]]));
+      const value = output.value.flatMap((part) => {
+        if (!kept.has(part)) return [part];
+        const text = kept.get(part);
+        return text === null ? [] : [{ ...part, text }];
+      });
+      return { ...output, value };
+    }
+    default:
+      return output;
+  }
+}
+
+module.exports = { capTools };

@@ -1,0 +1,75 @@
+// The AI SDK adapter in the real `ai` (pinned), with its own MockLanguageModelV3: a tool returns
+// the 125 KB listing, and the tool result the model gets on its next call is within its limit
+// and ends with the note; a tool's own toModelOutput, JSON, text parts and errors too.
+
+import assert from "node:assert/strict";
+import { execSync } from "node:child_process";
+import { test } from "node:test";
+
+import { generateText, jsonSchema, stepCountIs, tool } from "ai";
+import { MockLanguageModelV3 } from "ai/test";
+import { count, Limits } from "tool-output-cap";
+import { capTools } from "tool-output-cap/ai-sdk";
+
+const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
+const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
+const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
+
+/** Runs `tools` with a model that calls `name` once, then answers; the tool result it got. */
+async function run(tools, name) {
+  const model = new MockLanguageModelV3({
+    doGenerate: [
+      { content: [{ type: "tool-call", toolCallId: "call-1", toolName: name, input: "{}" }], finishReason: { unified: "tool-calls", raw: undefined }, usage, warnings: [] },
+      { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
+    ],
+  });
+  await generateText({ model, tools, prompt: "List the files.", stopWhen: stepCountIs(3) });
+  const prompt = model.doGenerateCalls[1].prompt;
+  return prompt.flatMap((message) => (message.role === "tool" ? message.content : [])).find((part) => part.type === "tool-result").output;
+}
+
+const schema = jsonSchema({ type: "object", properties: {} });
+
+test("a tool's text output reaches the model capped", async () => {
+  const tools = capTools({ glob: tool({ inputSchema: schema, execute: async () => listing }) }, new Limits({ perTool: { glob: 3000 } }));
+  const output = await run(tools, "glob");
+  assert.equal(output.type, "text");
+  assert.ok(count(output.value) <= 3000, `${count(output.value)} tokens`);
+  assert.match(output.value, NOTE);
+  // Without the adapter, the whole listing.
+  const whole = await run({ glob: tool({ inputSchema: schema, execute: async () => listing }) }, "glob");
+  assert.equal(whole.value, listing);
+});
+
+test("JSON stays JSON of the same shape, and a tool's own toModelOutput runs first", async () => {
+  const files = listing.split("\n");
+  const json = await run(capTools({ search: tool({ inputSchema: schema, execute: async () => ({ files, total: files.length }) }) }), "search");
+  assert.equal(json.type, "json");
+  assert.ok(Array.isArray(json.value.files) && json.value.files.length < files.length && json.value.total === files.length);
+  assert.ok(count(JSON.stringify(json.value)) <= 5000);
+  // As an MCP tool of @ai-sdk/mcp gives its result: content parts, an image among them.
+  const image = { type: "image-data", data: "iVBORw0KGgo=", mediaType: "image/png" };
+  const mcp = tool({
+    inputSchema: schema,
+    execute: async () => listing,
+    toModelOutput: ({ output }) => ({ type: "content", value: [{ type: "text", text: output }, image, { type: "text", text: output }] }),
+  });
+  const content = await run(capTools({ read: mcp }), "read");
+  assert.equal(content.type, "content");
+  // The second text part wholly cut, the image kept (the SDK gives it as file data).
+  assert.equal(content.value.length, 2);
+  assert.equal(content.value[0].type, "text");
+  assert.notEqual(content.value[1].type, "text");
+  assert.ok(count(content.value[0].text) <= 5000);
+  assert.match(content.value[0].text, NOTE);
+});
+
+test("a thrown error keeps its tail", async () => {
+  const log = `${listing}\nerror: the last line says what failed`;
+  const tools = capTools({ build: tool({ inputSchema: schema, execute: async () => { throw new Error(log); } }) });
+  const output = await run(tools, "build");
+  assert.equal(output.type, "error-text");
+  assert.ok(count(output.value) <= 5000);
+  assert.match(output.value, NOTE);
+  assert.ok(output.value.replace(NOTE, "").endsWith("error: the last line says what failed\n"));
+});
