@@ -1,0 +1,62 @@
+// The OpenAI Agents JS adapter in the real `@openai/agents` (pinned), with a Model of the test's
+// own and tracing off: a tool returns the 125 KB listing, and the function call result the model
+// gets on its next call is within its limit and ends with the note.
+
+import assert from "node:assert/strict";
+import { execSync } from "node:child_process";
+import { test } from "node:test";
+
+import { Agent, run, setTracingDisabled, tool, Usage } from "@openai/agents";
+import { count, Limits } from "tool-output-cap";
+import { capTools } from "tool-output-cap/openai-agents";
+
+setTracingDisabled(true);
+const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
+const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
+
+/** A model that calls `name` once, then answers; it keeps each request's input. */
+function model(name) {
+  const inputs = [];
+  return {
+    inputs,
+    async getResponse(request) {
+      inputs.push(request.input);
+      const output = inputs.length === 1
+        ? [{ type: "function_call", callId: "call_1", name, arguments: "{}", status: "completed" }]
+        : [{ type: "message", role: "assistant", status: "completed", content: [{ type: "output_text", text: "done" }] }];
+      return { usage: new Usage(), output, responseId: `resp_${inputs.length}` };
+    },
+    async *getStreamedResponse() {
+      throw new Error("not streamed");
+    },
+  };
+}
+
+async function runWith(tools, name) {
+  const fake = model(name);
+  await run(new Agent({ name: "files", instructions: "List files.", model: fake, tools }), "List the files.");
+  const result = fake.inputs[1].find((item) => item.type === "function_call_result");
+  return result.output;
+}
+
+const parameters = { type: "object", properties: {}, required: [], additionalProperties: false };
+
+test("a function tool's output reaches the model capped", async () => {
+  const glob = tool({ name: "glob", description: "list files", parameters, strict: true, execute: async () => listing });
+  const output = await runWith(capTools([glob], new Limits({ perTool: { glob: 3000 } })), "glob");
+  const text = typeof output === "string" ? output : output.text;
+  assert.ok(count(text) <= 3000, `${count(text)} tokens`);
+  assert.match(text, NOTE);
+  const whole = await runWith([glob], "glob");
+  assert.equal(typeof whole === "string" ? whole : whole.text, listing);
+});
+
+test("a JSON value is capped to JSON of the same shape", async () => {
+  const files = listing.split("\n");
+  const search = tool({ name: "search", description: "search", parameters, strict: true, execute: async () => ({ files, total: files.length }) });
+  const output = await runWith(capTools([search]), "search");
+  const text = typeof output === "string" ? output : output.text;
+  const value = JSON.parse(text);
+  assert.ok(value.files.length < files.length && value.total === files.length);
+  assert.ok(count(text) <= 5000);
+});
