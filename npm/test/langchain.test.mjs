@@ -1,0 +1,75 @@
+// The LangChain.js middleware in the real `langchain` (pinned): `createAgent` with a chat model
+// of the test's own on LangChain's BaseChatModel (LangChain.js's fake chat models answer with
+// the same message every call, so none calls a tool once and then stops). A tool returns the
+// 125 KB listing, and the ToolMessage the model gets on its next call is within its limit and
+// ends with the note; an error keeps its tail, and text blocks are capped together.
+
+import assert from "node:assert/strict";
+import { execSync } from "node:child_process";
+import { test } from "node:test";
+
+import { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { tool } from "@langchain/core/tools";
+import { createAgent } from "langchain";
+import { count, Limits } from "tool-output-cap";
+import { toolOutputCapMiddleware } from "tool-output-cap/langchain";
+
+const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
+const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
+
+/** Calls `name` once, then answers; keeps the ToolMessages it was sent. */
+class OneCallModel extends BaseChatModel {
+  constructor(name) {
+    super({});
+    this.name = name;
+    this.seen = [];
+  }
+  _llmType() {
+    return "one-call";
+  }
+  bindTools() {
+    return this;
+  }
+  async _generate(messages) {
+    const results = messages.filter((m) => ToolMessage.isInstance(m));
+    this.seen.push(results);
+    const message = results.length
+      ? new AIMessage("done")
+      : new AIMessage({ content: "", tool_calls: [{ name: this.name, args: {}, id: "call_1", type: "tool_call" }] });
+    return { generations: [{ text: "", message }] };
+  }
+}
+
+async function run(tools, name, middleware) {
+  const model = new OneCallModel(name);
+  const agent = createAgent({ model, tools, middleware });
+  await agent.invoke({ messages: [{ role: "user", content: "List the files." }] });
+  return model.seen.at(-1)[0];
+}
+
+test("a tool's result reaches the model capped", async () => {
+  const glob = tool(async () => listing, { name: "glob", description: "list files" });
+  const message = await run([glob], "glob", [toolOutputCapMiddleware(new Limits({ perTool: { glob: 3000 } }))]);
+  assert.ok(count(message.content) <= 3000, `${count(message.content)} tokens`);
+  assert.match(message.content, NOTE);
+  const whole = await run([glob], "glob", []);
+  assert.equal(whole.content, listing);
+});
+
+test("an error keeps its tail, and text blocks are capped together", async () => {
+  const log = `${listing}\nerror: the last line says what failed`;
+  const failed = tool(async (_, config) => new ToolMessage({ content: log, status: "error", tool_call_id: config.toolCall.id }), { name: "build", description: "build" });
+  const error = await run([failed], "build", [toolOutputCapMiddleware()]);
+  assert.equal(error.status, "error");
+  assert.ok(count(error.content) <= 5000);
+  assert.ok(error.content.replace(NOTE, "").endsWith("error: the last line says what failed\n"));
+  // An error the tool throws, which the agent raises: its message keeps its tail.
+  const thrown = tool(async () => { throw new Error(log); }, { name: "build", description: "build" });
+  await assert.rejects(run([thrown], "build", [toolOutputCapMiddleware()]), (e) => count(e.message) <= 5000 && e.message.replace(NOTE, "").endsWith("error: the last line says what failed\n"));
+  const blocks = tool(async () => [{ type: "text", text: listing }, { type: "text", text: listing }], { name: "read", description: "read" });
+  const read = await run([blocks], "read", [toolOutputCapMiddleware()]);
+  assert.ok(Array.isArray(read.content) && read.content.length === 1);
+  assert.ok(count(read.content[0].text) <= 5000);
+  assert.match(read.content[0].text, NOTE);
+});
