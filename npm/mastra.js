@@ -1,0 +1,41 @@
+// Mastra: an output processor that caps each tool's result on `processToolResult`, after the tool
+// ran and before the result enters the message list and the next model call. Mastra itself is
+// not imported.
+"use strict";
+
+const { Limits } = require("./index.js");
+
+/**
+ * Caps each tool's result to the limit of its name: a string as text, any other JSON value as
+ * JSON of the same shape. Mastra calls `processToolResult` only for a tool that returned, so a
+ * thrown error is left to Mastra.
+ */
+class ToolOutputCapProcessor {
+  constructor(limits = new Limits()) {
+    this.id = "tool-output-cap";
+    this.name = "ToolOutputCapProcessor";
+    this.limits = limits;
+  }
+
+  processToolResult({ messageList, toolName, toolCallId, args, result }) {
+    const capped = capResult(this.limits, toolName, result);
+    if (capped === result) return undefined;
+    messageList.updateToolInvocation({
+      type: "tool-invocation",
+      toolInvocation: { state: "result", toolCallId, toolName, args, result: capped },
+    });
+    return messageList;
+  }
+}
+
+function capResult(limits, name, result) {
+  if (typeof result === "string") {
+    const capped = limits.cap(name, result);
+    return capped.truncation ? capped.text : result;
+  }
+  if (result === null || typeof result !== "object") return result;
+  const capped = limits.capJson(name, result);
+  return capped.truncation ? JSON.parse(capped.text) : result;
+}
+
+module.exports = { ToolOutputCapProcessor };

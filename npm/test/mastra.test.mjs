@@ -1,0 +1,50 @@
+// The Mastra processor in the real `@mastra/core` (pinned), with Mastra's own test model
+// (MastraLanguageModelV2Mock): a tool returns the 125 KB listing, and the tool result the model
+// gets on its next call is within its limit and ends with the note.
+
+import assert from "node:assert/strict";
+import { execSync } from "node:child_process";
+import { test } from "node:test";
+
+import { Agent } from "@mastra/core/agent";
+import { MastraLanguageModelV2Mock } from "@mastra/core/test-utils/llm-mock";
+import { createTool } from "@mastra/core/tools";
+import { z } from "zod";
+import { count, Limits } from "tool-output-cap";
+import { ToolOutputCapProcessor } from "tool-output-cap/mastra";
+
+const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
+const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
+const usage = { inputTokens: 10, outputTokens: 1, totalTokens: 11 };
+
+/** Runs an agent whose model calls `name` once, then answers; the tool output it got. */
+async function run(tool, outputProcessors) {
+  const answers = [
+    { content: [{ type: "tool-call", toolCallId: "call-1", toolName: tool.id, input: "{}" }], finishReason: "tool-calls" },
+    { content: [{ type: "text", text: "done" }], finishReason: "stop" },
+  ];
+  const model = new MastraLanguageModelV2Mock({ doGenerate: async () => ({ ...(answers.shift() ?? answers.at(-1)), usage, warnings: [] }) });
+  const agent = new Agent({ id: "files", name: "files", instructions: "List files.", model, tools: { [tool.id]: tool }, outputProcessors });
+  await agent.generate("List the files.", { maxSteps: 3 });
+  const prompt = model.doGenerateCalls[1].prompt;
+  return prompt.flatMap((message) => (message.role === "tool" ? message.content : [])).find((part) => part.type === "tool-result").output;
+}
+
+test("a tool's result reaches the model capped", async () => {
+  const glob = createTool({ id: "glob", description: "list files", inputSchema: z.object({}), execute: async () => listing });
+  const output = await run(glob, [new ToolOutputCapProcessor(new Limits({ perTool: { glob: 3000 } }))]);
+  const text = typeof output.value === "string" ? output.value : JSON.stringify(output.value);
+  assert.ok(count(text) <= 3000, `${count(text)} tokens`);
+  assert.match(text, NOTE);
+  const whole = await run(glob, []);
+  assert.ok(count(typeof whole.value === "string" ? whole.value : JSON.stringify(whole.value)) > 40_000);
+});
+
+test("a JSON result is capped to JSON of the same shape", async () => {
+  const files = listing.split("\n");
+  const search = createTool({ id: "search", description: "search", inputSchema: z.object({}), execute: async () => ({ files, total: files.length }) });
+  const output = await run(search, [new ToolOutputCapProcessor()]);
+  assert.equal(output.type, "json");
+  assert.ok(output.value.files.length < files.length && output.value.total === files.length);
+  assert.ok(count(JSON.stringify(output.value)) <= 5000);
+});
