@@ -7,7 +7,10 @@
 //   node cli/tests/e2e/hosts.mjs PARTS PROXY DIR [MAX_TOKENS]
 //
 // PARTS is the folder where .ci/run installed the hosts and the server, PROXY the built binary,
-// DIR a large folder, MAX_TOKENS the proxy's limit (5000, the default, when omitted). The server runs as `node .../server-filesystem/dist/index.js DIR` where the
+// DIR a large folder, MAX_TOKENS the proxy's limit (5000, the default, when omitted). With
+// $TOOL_OUTPUT_CAP_COMMAND (a JSON list, as `["npx", "-y", "file:TARBALL"]`), the hosts run
+// that command where the line says `tool-output-cap`, and with $TOOL_OUTPUT_CAP_HOSTS (names
+// joined by commas) only those hosts. The server runs as `node .../server-filesystem/dist/index.js DIR` where the
 // README says `npx -y @modelcontextprotocol/server-filesystem DIR`: the same package, without a
 // download. A host that is not installed is skipped, with a line saying so.
 
@@ -26,7 +29,9 @@ const server = path.join(parts, "node_modules/@modelcontextprotocol/server-files
 const bin = (name) => installed(parts, name);
 const NOTE = /truncated: \d+ tokens dropped, refine your query$/;
 const limitFlags = process.argv[5] ? ["--max-tokens", String(LIMIT)] : [];
-const serverLine = [proxy, "mcp", ...limitFlags, "--", process.execPath, server, bigDir];
+const command = process.env.TOOL_OUTPUT_CAP_COMMAND ? JSON.parse(process.env.TOOL_OUTPUT_CAP_COMMAND) : [proxy];
+const only = process.env.TOOL_OUTPUT_CAP_HOSTS?.split(",");
+const serverLine = [...command, "mcp", ...limitFlags, "--", process.execPath, server, bigDir];
 
 const tokens = (text) => Number(execFileSync(proxy, ["count"], { input: text, maxBuffer: 1 << 30 }));
 
@@ -84,6 +89,7 @@ const hosts = {
 
 let [passed, failed] = [0, 0];
 for (const [name, drive] of Object.entries(hosts)) {
+  if (only && !only.includes(name)) continue;
   const binary = { "Claude Code": "claude", Codex: "codex", "gemini-cli": "gemini" }[name];
   if (!existsSync(bin(binary))) {
     console.log(`skipped ${name}: ${bin(binary)} is not installed (.ci/run installs it)`);
@@ -98,7 +104,7 @@ for (const [name, drive] of Object.entries(hosts)) {
     const seenTokens = tokens(seen);
     assert.match(payload, NOTE, `${name}: the model's tool result ends with the note`);
     assert.ok(seenTokens <= LIMIT, `${name}: ${seenTokens} tokens`);
-    console.log(`${name}: the model got ${seenTokens} tokens (${seen.length} characters), ending with "${payload.match(NOTE)[0]}"`);
+    console.log(`${name}${only ? ` (${command.join(" ")})` : ""}: the model got ${seenTokens} tokens (${seen.length} characters), ending with "${payload.match(NOTE)[0]}"`);
     passed += 1;
   } catch (error) {
     console.log(`${name}: FAILED: ${error.stack}`);
