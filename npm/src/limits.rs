@@ -90,7 +90,10 @@ impl Limits {
         let parts: Vec<&str> = texts.iter().map(String::as_str).collect();
         match self.0.cap_texts(&tool_name, &parts, outcome(options)) {
             Some((texts, truncation)) => Either::A(CappedTexts {
-                texts: texts.into_iter().map(|text| text.map_or(Either::B(Null), Either::A)).collect(),
+                texts: texts
+                    .into_iter()
+                    .map(|text| text.map_or(Either::B(Null), Either::A))
+                    .collect(),
                 truncation: Truncation::from(truncation),
             }),
             None => Either::B(Null),
