@@ -42,7 +42,7 @@ pub use literal::decode_string;
 
 use compact::compact;
 use items::drop_items;
-use literal::without_lone_surrogates;
+pub(crate) use literal::without_lone_surrogates;
 use string::cut_string;
 use walk::{is_string, largest};
 

@@ -260,7 +260,7 @@ impl RequestCap {
                 request
             }
             Err(error) => {
-                readable = match raw::without_lone_surrogates(body) {
+                readable = match crate::json::without_lone_surrogates(body) {
                     Cow::Borrowed(_) => return Err(NotARequest(error)),
                     owned => owned,
                 };

@@ -136,47 +136,6 @@ impl<'de> serde::de::Visitor<'de> for Descend {
     }
 }
 
-/// `body` with each escape of a lone surrogate (`\ud800`) made `\ufffd`: the same length, so
-/// every value is where it was, and a string reads as the crate reads it anyway (a lone
-/// surrogate is U+FFFD). Borrowed when there is none.
-pub(super) fn without_lone_surrogates(body: &str) -> Cow<'_, str> {
-    let bytes = body.as_bytes();
-    let hex = |at: usize| {
-        let digits = std::str::from_utf8(bytes.get(at..at + 4)?).ok()?;
-        u16::from_str_radix(digits, 16).ok()
-    };
-    let mut lone = Vec::new();
-    let mut at = 0;
-    while let Some(found) = bytes[at..].iter().position(|&b| b == b'\\') {
-        let escape = at + found;
-        at = escape + 2;
-        if bytes.get(escape + 1) != Some(&b'u') {
-            continue;
-        }
-        let Some(unit) = hex(escape + 2) else {
-            continue;
-        };
-        at = escape + 6;
-        let low = |at: usize| {
-            bytes.get(at..at + 2) == Some(&b"\\u"[..])
-                && hex(at + 2).is_some_and(|u| (0xDC00..=0xDFFF).contains(&u))
-        };
-        match unit {
-            0xD800..=0xDBFF if low(at) => at += 6,
-            0xD800..=0xDFFF => lone.push(escape + 2),
-            _ => {}
-        }
-    }
-    if lone.is_empty() {
-        return Cow::Borrowed(body);
-    }
-    let mut out = body.to_owned();
-    for at in lone {
-        out.replace_range(at..at + 4, "fffd");
-    }
-    Cow::Owned(out)
-}
-
 /// The string `json` stands for, if it is one.
 pub(super) fn string(json: &RawValue) -> Option<String> {
     crate::json::decode_string(json.get())
