@@ -1,11 +1,15 @@
 // The AI SDK adapter in the real `ai` (pinned), with its own MockLanguageModelV3: a tool returns
 // the 125 KB listing, and the tool result the model gets on its next call is within its limit
-// and ends with the note; a tool's own toModelOutput, JSON, text parts and errors too.
+// and ends with the note; a tool's own toModelOutput, JSON, text parts and errors too, and the
+// tools of a real MCP server through @ai-sdk/mcp.
 
 import assert from "node:assert/strict";
 import { execSync } from "node:child_process";
 import { test } from "node:test";
 
+import { createMCPClient } from "@ai-sdk/mcp";
+import { Experimental_StdioMCPTransport as StdioMCPTransport } from "@ai-sdk/mcp/mcp-stdio";
+import { createRequire } from "node:module";
 import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { count, Limits } from "tool-output-cap";
@@ -72,4 +76,26 @@ test("a thrown error keeps its tail", async () => {
   assert.ok(count(output.value) <= 5000);
   assert.match(output.value, NOTE);
   assert.ok(output.value.replace(NOTE, "").endsWith("error: the last line says what failed\n"));
+});
+
+test("an MCP server's tools through @ai-sdk/mcp", async () => {
+  const server = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-filesystem/dist/index.js");
+  const client = await createMCPClient({ transport: new StdioMCPTransport({ command: process.execPath, args: [server, "/usr/share"] }) });
+  try {
+    const tools = await client.tools();
+    const search = tools.search_files;
+    const model = new MockLanguageModelV3({
+      doGenerate: [
+        { content: [{ type: "tool-call", toolCallId: "call-1", toolName: "search_files", input: JSON.stringify({ path: "/usr/share", pattern: "**/*" }) }], finishReason: { unified: "tool-calls", raw: undefined }, usage, warnings: [] },
+        { content: [{ type: "text", text: "done" }], finishReason: { unified: "stop", raw: undefined }, usage, warnings: [] },
+      ],
+    });
+    await generateText({ model, tools: capTools({ search_files: search }), prompt: "List the files.", stopWhen: stepCountIs(3) });
+    const output = model.doGenerateCalls[1].prompt.flatMap((m) => (m.role === "tool" ? m.content : [])).find((p) => p.type === "tool-result").output;
+    const text = output.type === "content" ? output.value.filter((p) => p.type === "text").map((p) => p.text).join("\n") : typeof output.value === "string" ? output.value : JSON.stringify(output.value);
+    assert.ok(count(text) <= 5000, `${output.type}: ${count(text)} tokens`);
+    assert.match(text.replace(/"\}$/, ""), NOTE);
+  } finally {
+    await client.close();
+  }
 });
