@@ -52,17 +52,26 @@ test("mcp in front of the filesystem server, with the SDK's client", async () =>
 test("SIGTERM ends the proxy and its server within 4 s", async () => {
   const proxy = spawn(bin, ["mcp", "--", process.execPath, server, "/usr/share"], { stdio: ["pipe", "pipe", "inherit"] });
   const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "npm", version: "1" } } };
-  proxy.stdin.write(`${JSON.stringify(initialize)}\n`);
-  await new Promise((resolve) => proxy.stdout.once("data", resolve));
-  const children = () => spawnSync("pgrep", ["-P", String(proxy.pid)], { encoding: "utf8" }).stdout.trim();
-  assert.notEqual(children(), "", "the server runs under the proxy");
-  const started = performance.now();
-  proxy.kill("SIGTERM");
-  const [code, signal] = await new Promise((resolve) => proxy.on("exit", (...args) => resolve(args)));
-  const elapsed = performance.now() - started;
-  assert.ok(elapsed < 4000, `${elapsed.toFixed(0)} ms`);
-  assert.ok(code !== null || signal !== null);
-  assert.equal(spawnSync("pgrep", ["-f", `${server} /usr/share`]).status, 1, "no server outlives the proxy");
+  const exited = new Promise((resolve) => proxy.on("exit", (...args) => resolve(args)));
+  try {
+    proxy.stdin.write(`${JSON.stringify(initialize)}\n`);
+    await new Promise((resolve) => proxy.stdout.once("data", resolve));
+    const children = () => spawnSync("pgrep", ["-P", String(proxy.pid)], { encoding: "utf8" }).stdout.trim();
+    assert.notEqual(children(), "", "the server runs under the proxy");
+    const started = performance.now();
+    proxy.kill("SIGTERM");
+    const [code, signal] = await exited;
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < 4000, `${elapsed.toFixed(0)} ms`);
+    assert.ok(code !== null || signal !== null);
+    assert.equal(spawnSync("pgrep", ["-f", `${server} /usr/share`]).status, 1, "no server outlives the proxy");
+  } finally {
+    // A failed check leaves nothing running: the proxy, and with it its server.
+    if (proxy.exitCode === null && proxy.signalCode === null) {
+      proxy.kill("SIGKILL");
+      await exited;
+    }
+  }
 });
 
 test("npx on the packed tarball", (t) => {

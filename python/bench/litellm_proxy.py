@@ -88,6 +88,7 @@ class Proxy:
                 return
             except OSError:
                 time.sleep(0.25)
+        self.stop()
         raise RuntimeError(f"the {name} proxy did not start")
 
     def post(self, route: str, body: bytes | None, method: str = "POST") -> bytes:
@@ -177,7 +178,12 @@ def main() -> None:
     model_url = f"http://127.0.0.1:{model.server_address[1]}"
     with tempfile.TemporaryDirectory() as home:
         capped = Proxy(Path(home), config, "capped", model_url)
-        bare = Proxy(Path(home), plain, "bare", model_url)
+        try:
+            bare = Proxy(Path(home), plain, "bare", model_url)
+        except BaseException:
+            capped.stop()
+            model.shutdown()
+            raise
         try:
             for proxy in (capped, bare):  # warm: routes, connections, and the cut cache
                 for _ in range(2):

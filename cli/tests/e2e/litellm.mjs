@@ -54,6 +54,8 @@ const config = readme.match(/```yaml\n# config\.yaml\n([\s\S]*?)```/)?.[1];
 assert.ok(config, "python/README.md has a config.yaml");
 
 const home = mkdtempSync(path.join(tmpdir(), "tool-output-cap-litellm-"));
+// Removed however the script ends, a proxy that did not start among the ways.
+process.on("exit", () => rmSync(home, { recursive: true, force: true }));
 writeFileSync(path.join(home, "config.yaml"), config);
 // The README's other way: the callback instead of the guardrails section.
 const callbacks = config.replace(/\nguardrails:[\s\S]*$/, "\nlitellm_settings:\n  callbacks: tool_output_cap.litellm.proxy_handler\n");
@@ -270,6 +272,5 @@ await check("Claude Code through LiteLLM", async () => {
 });
 
 await model.close();
-rmSync(home, { recursive: true, force: true });
 console.log(`LiteLLM proxy: ${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
