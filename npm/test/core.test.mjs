@@ -64,6 +64,9 @@ test("hostile text is capped within its limit", () => {
   assert.ok(count(cap(" ".repeat(1_000_000), { maxTokens: 100 }).text) <= 100);
   const lone = `a lone \ud800 surrogate ${listing}`;
   assert.ok(count(cap(lone, { maxTokens: 100 }).text) <= 100);
+  // Read with U+FFFD in its place, as the crate reads a `\ud800` escape.
+  assert.equal(count(lone), count(lone.replace("\ud800", "\ufffd")));
+  assert.ok(cap(lone, { maxTokens: 100 }).text.startsWith("a lone \ufffd surrogate"));
 });
 
 test("a tool's limit, its hint, an error's tail, and JSON of the same shape", () => {
