@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use corpus::RealListing;
 use serde_json::json;
-use tool_output_cap::request::{Api, RequestCap};
+use tool_output_cap::wire::{Api, RequestCap};
 use tool_output_cap::{Encoding, ToolOutputLimits};
 
 /// The system allocator, counting the bytes live and their peak.

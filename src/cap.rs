@@ -6,9 +6,9 @@ use crate::layout::{line_break_after, note, CUT_MARKER};
 #[cfg(doc)]
 use crate::limit::Keep;
 use crate::limit::ToolLimit;
-use crate::search::Search;
+use crate::search::{Extent, Search};
 use crate::tokenizer::Tokenizer;
-use crate::tool::Truncation;
+use crate::truncation::Truncation;
 
 /// Caps `content` to `limit`, note included.
 ///
@@ -109,16 +109,6 @@ pub fn cut_leaving_room(
         return None;
     }
     Some(Search::new(content, limit, tokenizer, None, suffix)?.into_cut())
-}
-
-/// The tokens and bytes of a stretch of an output: the whole of one of which the cut sees only a
-/// head and a tail, or what lies between them.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Extent {
-    /// Its tokens.
-    pub(crate) tokens: usize,
-    /// Its length in bytes.
-    pub(crate) len: usize,
 }
 
 /// Where [`cut`] would cut an output of which `content` holds the start and the end, and

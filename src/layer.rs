@@ -6,37 +6,34 @@ use tower_layer::Layer;
 
 use crate::limits::ToolOutputLimits;
 use crate::service::ToolOutputCap;
-use crate::tokenizer::{Tokenizer, TokenizerRef};
+use crate::tokenizer::Tokenizer;
 
 /// Applies [`ToolOutputCap`] to a tool service: every output is capped to its tool's limit.
 ///
-/// Cheap to clone: the limits and the tokenizer are shared.
+/// Cheap to clone: the limits, and the tokenizer they hold, are shared.
 #[derive(Debug, Clone)]
 #[must_use]
 pub struct ToolOutputCapLayer {
-    shared: Arc<Shared>,
-}
-
-#[derive(Debug)]
-pub(crate) struct Shared {
-    pub(crate) limits: ToolOutputLimits,
-    pub(crate) tokenizer: TokenizerRef,
+    limits: Arc<ToolOutputLimits>,
 }
 
 impl ToolOutputCapLayer {
-    /// Caps outputs to `limits`, counting with their tokenizer file if they name one, and else
-    /// in the vocabulary they name with the default engine
-    /// ([`Encoding::tokenizer`](crate::Encoding::tokenizer)).
+    /// Caps outputs to `limits`, counting with their tokenizer
+    /// ([`ToolOutputLimits::tokenizer`]): one given to them, a tokenizer file's, or the
+    /// vocabulary they name with the default engine.
     ///
     /// The encoder is built here (a tokenizer file was loaded with the limits), once per
     /// process, so that no tool call waits for it.
     pub fn new(limits: ToolOutputLimits) -> Self {
-        let tokenizer = limits.tokenizer_ref();
-        ToolOutputCapLayer::from_parts(limits, tokenizer)
+        limits.tokenizer();
+        ToolOutputCapLayer {
+            limits: Arc::new(limits),
+        }
     }
 
     /// Caps outputs to `limits`, counting with the model's own tokenizer read from the
-    /// `tokenizer.json` at `path` (once per process and path).
+    /// `tokenizer.json` at `path` (once per process and path): the layer of
+    /// [`ToolOutputLimits::with_tokenizer_file`].
     #[cfg(feature = "hf")]
     pub fn with_tokenizer_file(
         limits: ToolOutputLimits,
@@ -46,27 +43,21 @@ impl ToolOutputCapLayer {
     }
 
     /// Caps outputs to `limits`, counting with `tokenizer` (say, the tokenizer of another
-    /// model); the limits' encoding is not used.
+    /// model): the layer of [`ToolOutputLimits::with_tokenizer`].
     pub fn with_tokenizer(limits: ToolOutputLimits, tokenizer: Arc<dyn Tokenizer>) -> Self {
-        ToolOutputCapLayer::from_parts(limits, TokenizerRef::Shared(tokenizer))
+        ToolOutputCapLayer::new(limits.with_tokenizer(tokenizer))
     }
 
-    fn from_parts(limits: ToolOutputLimits, tokenizer: TokenizerRef) -> Self {
-        ToolOutputCapLayer {
-            shared: Arc::new(Shared { limits, tokenizer }),
-        }
-    }
-
-    /// The tokenizer outputs are counted with.
+    /// The tokenizer outputs are counted with: the limits'.
     pub fn tokenizer(&self) -> &dyn Tokenizer {
-        &*self.shared.tokenizer
+        self.limits.tokenizer()
     }
 
     /// The limits outputs are capped to. A caller that knows the names of the tools it wraps
     /// can warn of `per_tool` names that match none of them, whose limits never apply:
     /// `layer.limits().warn_of_unmatched_tools(&["Glob", "Read"])`.
     pub fn limits(&self) -> &ToolOutputLimits {
-        &self.shared.limits
+        &self.limits
     }
 }
 
@@ -74,6 +65,6 @@ impl<S> Layer<S> for ToolOutputCapLayer {
     type Service = ToolOutputCap<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ToolOutputCap::from_shared(inner, Arc::clone(&self.shared))
+        ToolOutputCap::from_shared(inner, Arc::clone(&self.limits))
     }
 }

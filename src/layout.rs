@@ -1,10 +1,9 @@
 //! How a capped output is laid out: the kept parts, the cut marker and the note, each line of
 //! its own, and where a cut falls ([`Cut`]).
 
-#[cfg(doc)]
-use crate::cap::{cap, cut, cut_leaving_room};
+use crate::fence::closing_fence;
 use crate::limit::Keep;
-use crate::tool::Truncation;
+use crate::truncation::Truncation;
 
 /// The line that stands where [`Keep::HeadTail`] cut out the middle of an output.
 pub const CUT_MARKER: &str = "[... cut here ...]";
@@ -20,6 +19,14 @@ pub fn line_break_after(text: &str) -> &'static str {
     }
 }
 
+/// The lines that end a capped output whose kept text is `kept`, from the line break after it:
+/// the line that closes a Markdown code fence `kept` leaves open, if it leaves one, then `note`.
+/// The one place the note is laid out, for a text and for a string of a JSON structure alike.
+pub(crate) fn ending(kept: &str, note: &str) -> String {
+    let fence = closing_fence(kept).map_or_else(String::new, |fence| fence + "\n");
+    format!("{}{fence}{note}", line_break_after(kept))
+}
+
 /// The note that ends a truncated output, without the newline before it.
 pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
     match hint {
@@ -30,8 +37,8 @@ pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
     }
 }
 
-/// Where an output over its limit is cut, and the note that ends it: what [`cut`] finds and
-/// [`cap`] applies.
+/// Where an output over its limit is cut, and the note that ends it: what [`cut`](crate::cut)
+/// finds and [`cap`](crate::cap) applies.
 ///
 /// The capped output is `content[..head_end]`, then with [`Keep::HeadTail`] the line
 /// [`CUT_MARKER`], then `content[tail_start..]`, and the note last, the marker and the note each
@@ -45,7 +52,7 @@ pub struct Cut {
     pub tail_start: usize,
     /// The lines that end the capped output, without the newline before them: the line that
     /// closes a Markdown code fence the kept text leaves open, if it leaves one, and the note,
-    /// then the suffix of [`cut_leaving_room`], if any.
+    /// then the suffix of [`cut_leaving_room`](crate::cut_leaving_room), if any.
     pub note: String,
     /// The figures of the cut.
     pub truncation: Truncation,

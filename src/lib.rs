@@ -100,7 +100,7 @@
 //! where to cut is [`cut`] (and [`cut_leaving_room`] for an output that ends with a suffix),
 //! cutting is [`cap`]; a structured result is cut to valid JSON of the same shape by
 //! [`json::cap_json`]; the tool results of a request to a model API, where a host's built-in
-//! tools' results and a history already too big meet the model, by [`request`]; a turn's limits are [`ToolOutputLimits::limits_for_turn`]; counting in
+//! tools' results and a history already too big meet the model, by [`wire`], which also caps an MCP `CallToolResult`; a turn's limits are [`ToolOutputLimits::limits_for_turn`]; counting in
 //! another model's tokens is [`Tokenizer`] (and `HfTokenizer` with the `hf` feature). An output
 //! read in parts, as from a pipe, is counted by [`TokenCount`] and cut by [`StreamedOutput`],
 //! which hold only what a cut keeps. The
@@ -125,20 +125,21 @@ mod limit;
 mod limits;
 mod manifest;
 mod name;
-pub mod request;
 mod search;
 mod service;
 mod stream;
 mod tokenizer;
 mod tool;
 mod truncate;
+mod truncation;
 mod turn;
+pub mod wire;
 mod worker;
 
 pub use cap::{cap, cut, cut_leaving_room};
 pub use layer::ToolOutputCapLayer;
 pub use layout::{line_break_after, note, Cut, CUT_MARKER};
-pub use limit::{Keep, LimitError, ToolLimit};
+pub use limit::{Keep, LimitError, Outcome, ToolLimit};
 pub use limits::ToolOutputLimits;
 pub use manifest::{Manifest, ManifestError, WorkerManifest};
 pub use name::UnknownName;
@@ -149,5 +150,6 @@ pub use tokenizer::BpeOpenai;
 pub use tokenizer::{Encoding, Prefix, Tiktoken, Tokenizer};
 #[cfg(feature = "hf")]
 pub use tokenizer::{HfTokenizer, TokenizerFileError};
-pub use tool::{Outcome, ToolCall, ToolError, ToolOutput, Truncation};
+pub use tool::{ToolCall, ToolError, ToolOutput};
+pub use truncation::Truncation;
 pub use worker::{BoxTool, HistoryEntry, Worker, WorkerBuilder};

@@ -1,11 +1,11 @@
 //! A tool's limit, valid by construction: at least [`ToolLimit::MIN_MAX_TOKENS`] tokens, and a
 //! hint of one line.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
-#[cfg(doc)]
-use crate::layout::CUT_MARKER;
+use crate::name::UnknownName;
 
 /// Which part of an output over its limit is kept.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize)]
@@ -17,7 +17,7 @@ pub enum Keep {
     /// The end: where a build or test log puts its errors.
     Tail,
     /// The start and the end, half the budget each (what the start leaves goes to the end), with
-    /// the line [`CUT_MARKER`] where the middle was cut out.
+    /// the line [`CUT_MARKER`](crate::CUT_MARKER) where the middle was cut out.
     HeadTail,
 }
 
@@ -35,6 +35,16 @@ impl Keep {
 impl fmt::Display for Keep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Keep {
+    type Err = UnknownName;
+
+    /// `head`, `tail` or `head_tail`, as [`Keep::name`] gives them.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let all = [Keep::Head, Keep::Tail, Keep::HeadTail];
+        UnknownName::find(&all, Keep::name, r#""head", "tail" or "head_tail""#, name)
     }
 }
 
@@ -164,3 +174,37 @@ impl fmt::Display for LimitError {
 }
 
 impl std::error::Error for LimitError {}
+
+/// What a tool's call gave: its output, or an error. The one rule that tells them apart when they
+/// are cut is [`Outcome::limit`]: an error keeps its end.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// What the tool returned.
+    #[default]
+    Output,
+    /// The tool's error: an MCP result with `isError`, a [`ToolError`](crate::ToolError), a framework's failed
+    /// tool message.
+    Error,
+}
+
+impl Outcome {
+    /// The limit a result of this outcome is cut to: `limit` for an output; for an error, `limit`
+    /// keeping its end, where compilers and stack traces say what went wrong.
+    ///
+    /// ```
+    /// use tool_output_cap::{Keep, Outcome, ToolLimit};
+    ///
+    /// let limit = ToolLimit::new(500)?;
+    /// assert_eq!(Outcome::Output.limit(&limit).keep(), Keep::Head);
+    /// assert_eq!(Outcome::Error.limit(&limit).keep(), Keep::Tail);
+    /// # Ok::<(), tool_output_cap::LimitError>(())
+    /// ```
+    pub fn limit(self, limit: &ToolLimit) -> Cow<'_, ToolLimit> {
+        match self {
+            Outcome::Error if limit.keep() != Keep::Tail => {
+                Cow::Owned(limit.clone().with_keep(Keep::Tail))
+            }
+            _ => Cow::Borrowed(limit),
+        }
+    }
+}

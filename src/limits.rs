@@ -3,17 +3,17 @@
 
 use std::collections::BTreeMap;
 #[cfg(feature = "hf")]
-use std::path::Path;
-#[cfg(feature = "hf")]
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::layout::Cut;
+use crate::limit::Outcome;
 use crate::limit::{Keep, LimitError, ToolLimit};
 #[cfg(feature = "hf")]
 use crate::tokenizer::HfTokenizer;
 use crate::tokenizer::{Encoding, Tokenizer, TokenizerRef};
-use crate::tool::{Outcome, Truncation};
 use crate::truncate::cap_text;
+use crate::truncation::Truncation;
 
 /// Token limits on tool outputs, for every tool, per tool, and per turn.
 ///
@@ -35,24 +35,30 @@ pub struct ToolOutputLimits {
     pub(crate) per_tool: BTreeMap<String, ToolLimit>,
     pub(crate) encoding: Encoding,
     pub(crate) max_tokens_per_turn: Option<usize>,
-    #[cfg(feature = "hf")]
-    tokenizer_file: Option<TokenizerFile>,
+    /// A tokenizer given in place of the encoding's.
+    custom: Option<CustomTokenizer>,
 }
 
-/// A loaded `tokenizer.json`, the same as another when it was read from the same path.
-#[cfg(feature = "hf")]
+/// A tokenizer given to the limits: the same as another when it is the same one, or when both
+/// were read from the same `tokenizer.json`.
 #[derive(Debug, Clone)]
-struct TokenizerFile(Arc<HfTokenizer>);
+struct CustomTokenizer {
+    tokenizer: Arc<dyn Tokenizer>,
+    #[cfg(feature = "hf")]
+    file: Option<PathBuf>,
+}
 
-#[cfg(feature = "hf")]
-impl PartialEq for TokenizerFile {
+impl PartialEq for CustomTokenizer {
     fn eq(&self, other: &Self) -> bool {
-        self.0.path() == other.0.path()
+        #[cfg(feature = "hf")]
+        if let (Some(file), Some(other)) = (&self.file, &other.file) {
+            return file == other;
+        }
+        Arc::ptr_eq(&self.tokenizer, &other.tokenizer)
     }
 }
 
-#[cfg(feature = "hf")]
-impl Eq for TokenizerFile {}
+impl Eq for CustomTokenizer {}
 
 impl Default for ToolOutputLimits {
     /// 5000 tokens for every tool, keeping the head, counted in `o200k_base`; no turn budget.
@@ -66,8 +72,7 @@ impl Default for ToolOutputLimits {
             per_tool: BTreeMap::new(),
             encoding: Encoding::default(),
             max_tokens_per_turn: None,
-            #[cfg(feature = "hf")]
-            tokenizer_file: None,
+            custom: None,
         }
     }
 }
@@ -120,14 +125,52 @@ impl ToolOutputLimits {
         Ok(self)
     }
 
-    /// Counts tokens in `encoding`'s vocabulary (and with no tokenizer file).
+    /// Counts tokens in `encoding`'s vocabulary (and with no tokenizer of its own).
     #[must_use]
     pub fn with_encoding(mut self, encoding: Encoding) -> Self {
         self.encoding = encoding;
-        #[cfg(feature = "hf")]
-        {
-            self.tokenizer_file = None;
-        }
+        self.custom = None;
+        self
+    }
+
+    /// Counts tokens with `tokenizer` (say, another model's) in place of the encoding's: the one
+    /// tokenizer of everything that caps to these limits, the layer, [`Worker`](crate::Worker),
+    /// the turn's shares and [`RequestCap`](crate::wire::RequestCap) alike.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use tool_output_cap::{Prefix, Tokenizer, ToolOutputCapLayer, ToolOutputLimits};
+    ///
+    /// /// One token a byte.
+    /// #[derive(Debug)]
+    /// struct Bytes;
+    ///
+    /// impl Tokenizer for Bytes {
+    ///     fn count(&self, text: &str) -> usize {
+    ///         text.len()
+    ///     }
+    ///     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
+    ///         let mut len = max_tokens.min(text.len());
+    ///         while !text.is_char_boundary(len) {
+    ///             len -= 1;
+    ///         }
+    ///         Prefix { len, tokens: len, total_tokens: text.len() }
+    ///     }
+    /// }
+    ///
+    /// let limits = ToolOutputLimits::new(100)?.with_tokenizer(Arc::new(Bytes));
+    /// assert_eq!(limits.tokenizer().count("four"), 4);
+    /// let layer = ToolOutputCapLayer::new(limits);
+    /// assert_eq!(layer.limits().tokenizer().count("four"), 4);
+    /// # Ok::<(), tool_output_cap::LimitError>(())
+    /// ```
+    #[must_use]
+    pub fn with_tokenizer(mut self, tokenizer: Arc<dyn Tokenizer>) -> Self {
+        self.custom = Some(CustomTokenizer {
+            tokenizer,
+            #[cfg(feature = "hf")]
+            file: None,
+        });
         self
     }
 
@@ -204,24 +247,26 @@ impl ToolOutputLimits {
         mut self,
         path: impl AsRef<Path>,
     ) -> Result<Self, crate::TokenizerFileError> {
-        self.tokenizer_file = Some(TokenizerFile(HfTokenizer::shared(path)?));
+        let tokenizer = HfTokenizer::shared(path)?;
+        let file = Some(tokenizer.path().to_owned());
+        self.custom = Some(CustomTokenizer { tokenizer, file });
         Ok(self)
     }
 
     /// The `tokenizer.json` tokens are counted with, if one is given.
     #[cfg(feature = "hf")]
     pub fn tokenizer_file(&self) -> Option<&Path> {
-        self.tokenizer_file.as_ref().map(|file| file.0.path())
+        self.custom.as_ref()?.file.as_deref()
     }
 
-    /// The tokenizer these limits count with: the tokenizer file's, or the encoding's with the
-    /// default engine ([`Encoding::tokenizer`]).
+    /// The tokenizer these limits count with: the one given ([`with_tokenizer`](Self::with_tokenizer),
+    /// or a tokenizer file's), or the encoding's with the default engine
+    /// ([`Encoding::tokenizer`]).
     pub fn tokenizer(&self) -> &dyn Tokenizer {
-        #[cfg(feature = "hf")]
-        if let Some(TokenizerFile(tokenizer)) = &self.tokenizer_file {
-            return tokenizer.as_ref();
+        match &self.custom {
+            Some(custom) => custom.tokenizer.as_ref(),
+            None => self.encoding.tokenizer(),
         }
-        self.encoding.tokenizer()
     }
 
     /// Caps `text`, an output of `tool`, to the tool's limit, counting with
@@ -297,12 +342,53 @@ impl ToolOutputLimits {
         crate::cut(text, &outcome.limit(self.limit_for(tool)), self.tokenizer())
     }
 
+    /// Where [`cut`](Self::cut) would cut `text`, a result of `tool` that a framework writes
+    /// after `prefix` (the AI SDK writes a thrown error as `Error: message`): `prefix` and the
+    /// capped text together within the tool's limit, the prefix not part of the cut. `None` when
+    /// they fit.
+    ///
+    /// ```
+    /// use tool_output_cap::{Outcome, ToolOutputLimits};
+    ///
+    /// let limits = ToolOutputLimits::new(100)?;
+    /// let message = "error: linking failed\n".repeat(200);
+    /// let cut = limits.cut_after("Bash", "Error: ", &message, Outcome::Error).unwrap();
+    /// let written = format!("Error: {}", cut.capped(&message));
+    /// assert!(limits.tokenizer().count(&written) <= 100);
+    /// # Ok::<(), tool_output_cap::LimitError>(())
+    /// ```
+    pub fn cut_after(&self, tool: &str, prefix: &str, text: &str, outcome: Outcome) -> Option<Cut> {
+        let limit = outcome.limit(self.limit_for(tool));
+        let tokenizer = self.tokenizer();
+        let total = limit.max_tokens();
+        let written = |capped: &str| tokenizer.count(&[prefix, capped].concat());
+        if text.len() + prefix.len() <= total || written(text) <= total {
+            return None;
+        }
+        // Counts are not additive where the prefix meets the text: cut again by what is over.
+        let mut max_tokens = total.saturating_sub(tokenizer.count(prefix));
+        loop {
+            let within = limit
+                .clone()
+                .into_owned()
+                .with_max_tokens(max_tokens)
+                .ok()?;
+            let over = match crate::cut(text, &within, tokenizer) {
+                Some(cut) => match written(&cut.capped(text)).checked_sub(total) {
+                    None | Some(0) => return Some(cut),
+                    Some(over) => over,
+                },
+                None => 1,
+            };
+            max_tokens = max_tokens.checked_sub(over)?;
+        }
+    }
+
     /// The tokenizer these limits count with, as the layer holds it.
     pub(crate) fn tokenizer_ref(&self) -> TokenizerRef {
-        #[cfg(feature = "hf")]
-        if let Some(TokenizerFile(tokenizer)) = &self.tokenizer_file {
-            return TokenizerRef::Shared(Arc::clone(tokenizer) as _);
+        match &self.custom {
+            Some(custom) => TokenizerRef::Shared(Arc::clone(&custom.tokenizer)),
+            None => TokenizerRef::Static(self.encoding.tokenizer()),
         }
-        TokenizerRef::Static(self.encoding.tokenizer())
     }
 }

@@ -1,12 +1,10 @@
-//! Keeps, encodings and model APIs by their names, for a caller that takes them as text: a
+//! The error of reading keeps, encodings and model APIs by their names, for a caller that takes them as text: a
 //! binding, a flag, a config file of its own.
 
 use std::fmt;
-use std::str::FromStr;
 
-use crate::limit::Keep;
-use crate::request::Api;
-use crate::tokenizer::Encoding;
+#[cfg(doc)]
+use crate::{wire::Api, Encoding, Keep};
 
 /// A name that is not one of a [`Keep`]'s, an [`Encoding`]'s or an [`Api`]'s.
 ///
@@ -32,46 +30,19 @@ impl fmt::Display for UnknownName {
 
 impl std::error::Error for UnknownName {}
 
-impl FromStr for Keep {
-    type Err = UnknownName;
-
-    /// `head`, `tail` or `head_tail`, as [`Keep::name`] gives them.
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        [Keep::Head, Keep::Tail, Keep::HeadTail]
-            .into_iter()
-            .find(|keep| keep.name() == name)
+impl UnknownName {
+    /// The one of `all` whose name is `name`, or an error saying what was `expected`.
+    pub(crate) fn find<T: Copy>(
+        all: &[T],
+        name_of: fn(T) -> &'static str,
+        expected: &'static str,
+        name: &str,
+    ) -> Result<T, UnknownName> {
+        all.iter()
+            .copied()
+            .find(|value| name_of(*value) == name)
             .ok_or_else(|| UnknownName {
-                expected: r#""head", "tail" or "head_tail""#,
-                found: name.to_owned(),
-            })
-    }
-}
-
-impl FromStr for Encoding {
-    type Err = UnknownName;
-
-    /// `o200k_base` or `cl100k_base`, as [`Encoding::name`] gives them.
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        [Encoding::O200kBase, Encoding::Cl100kBase]
-            .into_iter()
-            .find(|encoding| encoding.name() == name)
-            .ok_or_else(|| UnknownName {
-                expected: r#""o200k_base" or "cl100k_base""#,
-                found: name.to_owned(),
-            })
-    }
-}
-
-impl FromStr for Api {
-    type Err = UnknownName;
-
-    /// `anthropic`, `openai-chat`, `openai-responses` or `gemini`, as [`Api::name`] gives them.
-    fn from_str(name: &str) -> Result<Self, Self::Err> {
-        Api::ALL
-            .into_iter()
-            .find(|api| api.name() == name)
-            .ok_or_else(|| UnknownName {
-                expected: r#""anthropic", "openai-chat", "openai-responses" or "gemini""#,
+                expected,
                 found: name.to_owned(),
             })
     }

@@ -1,16 +1,26 @@
 //! The search for where an output over its limit is cut: the most of it that fits with the note,
 //! cut at line edges where that costs little.
 
-use crate::cap::Extent;
-use crate::fence::closing_fence;
-use crate::layout::{lay_out, line_break_after, note, Cut, CUT_MARKER};
+use std::borrow::Cow;
+
+use crate::layout::{ending, lay_out, note, Cut, CUT_MARKER};
 use crate::limit::{Keep, ToolLimit};
 use crate::tokenizer::{ceil_char_boundary, floor_char_boundary, Prefix, Tokenizer};
-use crate::tool::Truncation;
+use crate::truncation::Truncation;
 
 /// A cut that falls inside a line moves to the line's edge when that gives up no more than
 /// this share of the part's budget: one eighth.
 const LINE_SHARE: usize = 8;
+
+/// The tokens and bytes of a stretch of an output: the whole of one of which the cut sees only a
+/// head and a tail, or what lies between them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Extent {
+    /// Its tokens.
+    pub(crate) tokens: usize,
+    /// Its length in bytes.
+    pub(crate) len: usize,
+}
 
 /// The search for where an output over its limit is cut: it keeps `content[..head.edge]` and
 /// `content[tail.edge..]`.
@@ -136,25 +146,17 @@ impl<'a> Search<'a> {
         let max_tokens = self.limit.max_tokens;
         loop {
             let kept_tokens = self.head.tokens + self.tail.tokens;
-            let before_note = match self.limit.keep {
-                Keep::Head => &content[..self.head.edge],
-                // With head_tail and no tail, the marker's line ends with a newline.
-                Keep::Tail | Keep::HeadTail => &content[self.tail.edge..],
+            let head = &content[..self.head.edge];
+            let tail = &content[self.tail.edge..];
+            // What the note follows, read as the model reads it: with head_tail, the marker
+            // between the parts (and with no tail, the marker's line ends with a newline).
+            let kept = match self.limit.keep {
+                Keep::Head => Cow::Borrowed(head),
+                Keep::Tail => Cow::Borrowed(tail),
+                Keep::HeadTail => Cow::Owned(format!("{head}\n{CUT_MARKER}\n{tail}")),
             };
-            let closing_fence = match self.limit.keep {
-                Keep::Head | Keep::Tail => closing_fence(before_note),
-                Keep::HeadTail => closing_fence(&format!(
-                    "{}\n{CUT_MARKER}\n{before_note}",
-                    &content[..self.head.edge]
-                )),
-            };
-            self.ending = format!(
-                "{}{}{}{}",
-                line_break_after(before_note),
-                closing_fence.map_or_else(String::new, |fence| fence + "\n"),
-                note(self.original_tokens - kept_tokens, self.limit.hint()),
-                self.suffix
-            );
+            let note = note(self.original_tokens - kept_tokens, self.limit.hint());
+            self.ending = ending(&kept, &note) + self.suffix;
             let tokens = match self.limit.keep {
                 Keep::Head => self.tokenizer.count_edited(
                     &content[..self.head.edge],

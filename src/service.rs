@@ -7,10 +7,10 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::future::ResponseFuture;
-use crate::layer::{Shared, ToolOutputCapLayer};
+use crate::layer::ToolOutputCapLayer;
 use crate::limits::ToolOutputLimits;
 use crate::tool::{ToolCall, ToolOutput};
-use crate::truncate::TARGET;
+use crate::truncation::TARGET;
 
 /// Caps the output of every call of the inner tool service to that tool's token limit.
 ///
@@ -18,7 +18,7 @@ use crate::truncate::TARGET;
 #[derive(Debug, Clone)]
 pub struct ToolOutputCap<S> {
     inner: S,
-    shared: Arc<Shared>,
+    limits: Arc<ToolOutputLimits>,
 }
 
 impl<S> ToolOutputCap<S> {
@@ -27,8 +27,8 @@ impl<S> ToolOutputCap<S> {
         ToolOutputCapLayer::new(limits).layer(inner)
     }
 
-    pub(crate) fn from_shared(inner: S, shared: Arc<Shared>) -> Self {
-        ToolOutputCap { inner, shared }
+    pub(crate) fn from_shared(inner: S, limits: Arc<ToolOutputLimits>) -> Self {
+        ToolOutputCap { inner, limits }
     }
 
     /// A [`ToolOutputCapLayer`] with `limits`.
@@ -68,13 +68,13 @@ where
 
     #[inline]
     fn call(&mut self, call: ToolCall) -> Self::Future {
-        let limit = self.shared.limits.limit_for(&call.name).clone();
+        let limit = self.limits.limit_for(&call.name).clone();
         let tool =
             tracing::enabled!(target: TARGET, tracing::Level::INFO).then(|| call.name.clone());
         ResponseFuture::new(
             self.inner.call(call),
             limit,
-            self.shared.tokenizer.clone(),
+            self.limits.tokenizer_ref(),
             tool,
         )
     }

@@ -3,9 +3,10 @@
 use std::collections::VecDeque;
 use std::sync::OnceLock;
 
-use crate::cap::{cut_known, cut_leaving_room, Extent};
+use crate::cap::{cut_known, cut_leaving_room};
 use crate::layout::Cut;
 use crate::limit::ToolLimit;
+use crate::search::Extent;
 use crate::tokenizer::{ends_in_ascii_word, Tokenizer};
 
 /// Parts are split once this many bytes wait, where the tokenizer allows

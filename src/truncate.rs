@@ -2,12 +2,10 @@
 //! worker and [`ToolOutputLimits::cap`](crate::ToolOutputLimits::cap) do it.
 
 use crate::cap::cap;
-use crate::limit::ToolLimit;
+use crate::limit::{Outcome, ToolLimit};
 use crate::tokenizer::Tokenizer;
-use crate::tool::{Outcome, ToolError, ToolOutput, Truncation};
-
-/// The `tracing` target of the truncation event.
-pub(crate) const TARGET: &str = "tool_output_cap";
+use crate::tool::{ToolError, ToolOutput};
+use crate::truncation::Truncation;
 
 /// Caps `text`, a result of `tool` that was its `outcome`, to `limit` as
 /// [`Outcome::limit`] says; records the truncation, if any.

@@ -12,6 +12,7 @@ use tower::{Service, ServiceBuilder, ServiceExt};
 use futures_util::future::join_all;
 
 use crate::layer::ToolOutputCapLayer;
+use crate::limits::ToolOutputLimits;
 use crate::manifest::WorkerManifest;
 use crate::service::ToolOutputCap;
 use crate::tool::{ToolCall, ToolError, ToolOutput};
@@ -80,7 +81,7 @@ impl Worker {
                 let tools = self.tools.get_ref();
                 let raw =
                     join_all(calls.iter().map(|call| tools.clone().oneshot(call.clone()))).await;
-                share_turn(&self.cap, &calls, raw)
+                share_turn(self.cap.limits(), &calls, raw)
             }
         };
         let start = self.history.len();
@@ -138,7 +139,7 @@ impl WorkerBuilder {
 
 /// Caps the results of one turn to the limits [`ToolOutputLimits::limits_for_turn`](crate::ToolOutputLimits::limits_for_turn) gives them.
 fn share_turn(
-    cap_layer: &ToolOutputCapLayer,
+    limits: &ToolOutputLimits,
     calls: &[ToolCall],
     mut results: Vec<Result<ToolOutput, ToolError>>,
 ) -> Vec<Result<ToolOutput, ToolError>> {
@@ -153,8 +154,8 @@ fn share_turn(
             (call.name.as_str(), text)
         })
         .collect();
-    let turn = cap_layer.limits().limits_for_turn(&texts);
-    let tokenizer = cap_layer.tokenizer();
+    let turn = limits.limits_for_turn(&texts);
+    let tokenizer = limits.tokenizer();
     for ((call, result), limit) in calls.iter().zip(&mut results).zip(turn) {
         match result {
             Ok(output) => cap_output(&call.name, output, &limit, tokenizer),

@@ -212,6 +212,17 @@ fn a_bad_tokenizer_file_is_a_manifest_error_naming_the_key_the_path_and_the_line
         err.message().contains("cannot be given with `encoding`"),
         "{err}"
     );
+    // What could not read, parse or load the file is its source.
+    let missing = HfTokenizer::from_file(dir.join("missing.json")).unwrap_err();
+    let source = std::error::Error::source(&missing).expect("the read's error");
+    let io = source
+        .downcast_ref::<std::io::Error>()
+        .expect("an io::Error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+    let not_json = HfTokenizer::from_file(dir.join("not-json.json")).unwrap_err();
+    assert!(std::error::Error::source(&not_json).is_some_and(|e| e.is::<serde_json::Error>()));
+    let no_model = HfTokenizer::from_file(dir.join("no-model.json")).unwrap_err();
+    assert!(std::error::Error::source(&no_model).is_none());
     let _ = std::fs::remove_dir_all(dir);
 }
 

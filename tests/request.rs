@@ -6,7 +6,7 @@ mod common;
 
 use common::{count, listing};
 use serde_json::{json, Value};
-use tool_output_cap::request::{Api, NotARequest, RequestCap};
+use tool_output_cap::wire::{Api, NotARequest, RequestCap};
 use tool_output_cap::ToolOutputLimits;
 
 /// `body` capped, without a cache: `None` when nothing was cut.

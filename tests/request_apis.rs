@@ -6,7 +6,7 @@ mod common;
 use common::{count, listing};
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use tool_output_cap::request::{Api, RequestCap};
+use tool_output_cap::wire::{Api, RequestCap};
 use tool_output_cap::ToolOutputLimits;
 
 fn cap() -> RequestCap {
@@ -116,6 +116,41 @@ fn gemini_function_responses_are_cut_as_json_and_errors_keep_their_tail() {
     assert!(kept.contains("error: exit status 2\ntruncated: "));
     assert_eq!(parts[2], body["contents"][2]["parts"][2]);
     assert_eq!(sent["generationConfig"], body["generationConfig"]);
+}
+
+#[test]
+fn a_gemini_response_no_cut_fits_goes_as_its_text() {
+    let fields: serde_json::Map<String, Value> = (0..3000)
+        .map(|i| (format!("field_{i}"), json!(i)))
+        .collect();
+    let stats = Value::Object(fields);
+    let failed = json!({"error": {"code": 2, "counts": stats.clone()}});
+    let body = json!({
+        "contents": [
+            {"role": "model", "parts": [{"functionCall": {"name": "stats", "args": {}}}]},
+            {"role": "user", "parts": [
+                {"functionResponse": {"name": "stats", "response": stats}},
+                {"functionResponse": {"name": "stats", "response": failed}},
+            ]},
+        ],
+    });
+    let sent = capped(Api::Gemini, &body);
+    let parts = &sent["contents"][1]["parts"];
+    // The API's own text form: `output`, or `error` for an error, which keeps its tail.
+    let output = parts[0]["functionResponse"]["response"]["output"]
+        .as_str()
+        .unwrap();
+    assert_capped(output, 5000);
+    assert!(stats
+        .to_string()
+        .starts_with(&output[..output.rfind("\ntruncated").unwrap()]));
+    let error = parts[1]["functionResponse"]["response"]["error"]
+        .as_str()
+        .unwrap();
+    assert_capped(error, 5000);
+    assert!(failed
+        .to_string()
+        .ends_with(&error[..error.rfind("\ntruncated").unwrap()]));
 }
 
 #[test]

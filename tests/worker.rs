@@ -236,3 +236,75 @@ proptest::proptest! {
         proptest::prop_assert!(total <= max_tokens_per_turn, "{} over the turn's {}", total, max_tokens_per_turn);
     }
 }
+
+/// One token a char: a tokenizer of this test's own, far from any vocabulary's counts.
+#[derive(Debug)]
+struct Chars;
+
+impl tool_output_cap::Tokenizer for Chars {
+    fn count(&self, text: &str) -> usize {
+        text.chars().count()
+    }
+
+    fn prefix(&self, text: &str, max_tokens: usize) -> tool_output_cap::Prefix {
+        let len = text
+            .char_indices()
+            .nth(max_tokens)
+            .map_or(text.len(), |(at, _)| at);
+        tool_output_cap::Prefix {
+            len,
+            tokens: text[..len].chars().count(),
+            total_tokens: self.count(text),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_custom_tokenizer_given_once_shares_a_turn_and_cuts_it_alike() {
+    let limits = Manifest::from_toml_str(
+        "[worker.tool_output]\ndefault_max_tokens = 3000\nmax_tokens_per_turn = 2000\n",
+    )
+    .unwrap()
+    .worker
+    .limits();
+    let layer = tool_output_cap::ToolOutputCapLayer::with_tokenizer(limits, Arc::new(Chars));
+    let mut worker = tool_output_cap::WorkerBuilder::new(layer.clone())
+        .tool("Glob", echo())
+        .tool("Grep", echo())
+        .build();
+    let (glob, grep) = (listing(400), "match\n".repeat(300));
+    let calls = vec![
+        ToolCall::new("Glob", json!({ "text": glob })),
+        ToolCall::new("Grep", json!({ "text": grep })),
+    ];
+    let turn = worker.run_turn(calls).await.to_vec();
+    let shares = layer
+        .limits()
+        .limits_for_turn(&[("Glob", &glob), ("Grep", &grep)]);
+    let mut total = 0;
+    for (entry, share) in turn.iter().zip(&shares) {
+        let truncation = truncation_of(&entry.result).expect("each is over its share");
+        assert_eq!(truncation.max_tokens, share.max_tokens());
+        let chars = text_of(&entry.result).chars().count();
+        assert!(chars <= share.max_tokens(), "{chars} chars");
+        total += chars;
+    }
+    assert!(total <= 2000, "the turn is {total} chars");
+
+    // A request cap from the same limits counts with the same tokenizer.
+    let cap = tool_output_cap::wire::RequestCap::new(layer.limits().clone());
+    let body = json!({"messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Glob", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": glob}]},
+    ]});
+    let capped = cap
+        .cap(
+            tool_output_cap::wire::Api::AnthropicMessages,
+            &body.to_string(),
+        )
+        .unwrap();
+    assert_eq!(
+        capped.cuts[0].truncation.original_tokens,
+        glob.chars().count()
+    );
+}

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use tool_output_cap::request::{Api, RequestCap};
+use tool_output_cap::wire::{Api, RequestCap};
 
 use crate::args::LimitArgs;
 use crate::config::Config;

@@ -200,8 +200,7 @@ async fn server_to_host(
                         lenient::readable(&owned).trim_end_matches(['\r', '\n']),
                         carries,
                         &tool,
-                        limits.limit_for(&tool),
-                        limits.tokenizer(),
+                        &limits,
                     );
                     (response, owned, tool)
                 })

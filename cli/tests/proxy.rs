@@ -1151,3 +1151,53 @@ fn lines_that_lenient_hosts_read_are_capped_as_they_read_them() {
     }
     assert_eq!(session.finish().0, Some(0));
 }
+
+#[test]
+fn a_structure_no_cut_fits_leaves_structured_content_whole_and_the_text_capped() {
+    let dir = scratch("no-fit");
+    let fields: serde_json::Map<String, Value> = (0..3000)
+        .map(|i| (format!("field_{i}"), json!(i)))
+        .collect();
+    let mut nested = json!({"leaf": 0});
+    for depth in 1..120 {
+        nested = json!({"depth": depth, "flag": true, "inner": nested});
+    }
+    let shapes = [
+        Value::Object(fields.clone()),
+        json!({"a": [nested, nested, nested, nested, nested, nested]}),
+        json!({"items": [Value::Object(fields)]}),
+    ];
+    let lines: Vec<String> = shapes
+        .iter()
+        .enumerate()
+        .map(|(id, shape)| {
+            line(json!({"jsonrpc": "2.0", "id": id, "result": {
+                "content": [{"type": "text", "text": shape.to_string()}],
+                "structuredContent": shape,
+            }}))
+        })
+        .collect();
+    for (id, line) in lines.iter().enumerate() {
+        answer(&dir, id + 1, std::slice::from_ref(line));
+    }
+    let manifest = "[worker.tool_output]\ndefault_max_tokens = 1000\n";
+    let mut session = Session::start(dir, Some(manifest));
+    for (id, shape) in shapes.iter().enumerate() {
+        assert!(tokens(&shape.to_string()) > 1000);
+        session.send_json(call(json!(id), "stats"));
+        let result = session.next_json()["result"].clone();
+        // Its shape is what a client checks against the tool's outputSchema: whole.
+        assert_eq!(&result["structuredContent"], shape, "shape {id}");
+        let text = result["content"][0]["text"].as_str().unwrap();
+        assert!(tokens(text) <= 1000, "shape {id}: {}", tokens(text));
+        assert!(note_of(text).ends_with("refine your query"), "shape {id}");
+        assert!(result["_meta"][META_KEY]["content"].is_object());
+        assert!(result["_meta"][META_KEY]["structuredContent"].is_null());
+    }
+    let (code, stderr, _) = session.finish();
+    assert_eq!(code, Some(0));
+    let warnings = stderr
+        .matches("structuredContent is over the limit and no cut of its shape fits")
+        .count();
+    assert_eq!(warnings, 3, "{stderr}");
+}

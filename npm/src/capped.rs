@@ -13,6 +13,33 @@ pub struct Capped {
     pub truncation: Either<Truncation, Null>,
 }
 
+/// A capped JSON text: `text` is JSON of the same shape when `isJson`, and else its compact JSON
+/// capped as text, since no cut of the shape fits; `text` and `truncation` are `null` when it
+/// came back unchanged.
+#[napi(object)]
+pub struct CappedJson {
+    pub text: Either<String, Null>,
+    pub truncation: Either<Truncation, Null>,
+    pub is_json: bool,
+}
+
+impl From<Option<tool_output_cap::json::CappedJson>> for CappedJson {
+    fn from(capped: Option<tool_output_cap::json::CappedJson>) -> Self {
+        match capped {
+            Some(capped) => CappedJson {
+                is_json: capped.is_json(),
+                truncation: Either::A(Truncation::from(capped.truncation())),
+                text: Either::A(capped.into_text()),
+            },
+            None => CappedJson {
+                text: Either::B(Null),
+                truncation: Either::B(Null),
+                is_json: true,
+            },
+        }
+    }
+}
+
 /// How a text over its limit was cut: the crate's figures, `N` of the note being
 /// `droppedTokens`.
 #[napi(object)]

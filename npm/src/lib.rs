@@ -11,10 +11,12 @@ use tool_output_cap::{Encoding, Keep, ToolLimit, ToolOutputLimits};
 
 mod capped;
 mod command;
+mod errors;
 mod limits;
 mod task;
 
 use capped::Capped;
+use errors::refused;
 use task::Work;
 
 /// The options of `count`.
@@ -74,19 +76,16 @@ fn one_limit(options: Option<CapOptions>) -> Result<ToolOutputLimits> {
         hint: None,
         encoding: None,
     });
-    let invalid = |name: &str, e: &dyn std::fmt::Display| {
-        Error::new(Status::InvalidArg, format!("{name} {e}"))
-    };
-    let max_tokens = ToolLimit::budget(options.max_tokens.unwrap_or(5000))
-        .map_err(|e| invalid("maxTokens", &e))?;
+    let max_tokens =
+        ToolLimit::budget(options.max_tokens.unwrap_or(5000)).map_err(refused("maxTokens"))?;
     let mut limit = ToolLimit::new(max_tokens)
-        .map_err(|e| invalid("maxTokens", &e))?
+        .map_err(refused("maxTokens"))?
         .with_keep(parse::<Keep>(
             "keep",
             options.keep.as_deref().unwrap_or("head"),
         )?);
     if let Some(hint) = options.hint {
-        limit = limit.with_hint(hint).map_err(|e| invalid("hint", &e))?;
+        limit = limit.with_hint(hint).map_err(refused("hint"))?;
     }
     Ok(ToolOutputLimits::default()
         .with_encoding(encoding(options.encoding)?)
@@ -98,13 +97,11 @@ fn encoding(name: Option<String>) -> Result<Encoding> {
 }
 
 /// `value` of the option `name` as a keep or an encoding, or an error naming both.
-fn parse<T>(name: &str, value: &str) -> Result<T>
+fn parse<T>(name: &'static str, value: &str) -> Result<T>
 where
     T: std::str::FromStr<Err = tool_output_cap::UnknownName>,
 {
-    value
-        .parse()
-        .map_err(|e| Error::new(Status::InvalidArg, format!("{name} {e}")))
+    value.parse().map_err(refused(name))
 }
 
 /// A count as JavaScript holds it: a `u32` counts 4 GB of text at least one byte a token.

@@ -5,10 +5,10 @@ use std::sync::Arc;
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Map, Value};
-use tool_output_cap::json::JsonCapError;
 use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
-use crate::capped::{Capped, Truncation};
+use crate::capped::{Capped, CappedJson, Truncation};
+use crate::errors::{invalid, refused};
 use crate::task::Work;
 
 /// The options of a tool's cap.
@@ -16,6 +16,9 @@ use crate::task::Work;
 pub struct ToolCapOptions {
     /// An error keeps its tail.
     pub error: Option<bool>,
+    /// What a framework writes before the text (the AI SDK's `Error: `): the prefix and the
+    /// capped text together are within the limit.
+    pub prefix: Option<String>,
 }
 
 /// The parts of an output capped together: each kept text, `null` for a part cut out.
@@ -41,7 +44,7 @@ impl Limits {
             .map(|limits| Limits(Arc::new(limits)))
             .map_err(|e| match e.key() {
                 Some(key) => invalid(format!("{} {}", camel_case(key), e.message())),
-                None => invalid(e.to_string()),
+                None => invalid(e),
             })
     }
 
@@ -49,7 +52,7 @@ impl Limits {
     /// one; an error names the file, line, column and key.
     #[napi(factory)]
     pub fn from_manifest(path: String) -> Result<Limits> {
-        let manifest = Manifest::from_path(path).map_err(|e| invalid(e.to_string()))?;
+        let manifest = Manifest::from_path(path).map_err(invalid)?;
         Ok(Limits(Arc::new(manifest.worker.limits())))
     }
 
@@ -57,8 +60,7 @@ impl Limits {
     /// to the tool's limit.
     #[napi]
     pub fn cap(&self, tool_name: String, text: String, options: Option<ToolCapOptions>) -> Capped {
-        let outcome = outcome(options);
-        Capped::cut(&text, |text| self.0.cut(&tool_name, text, outcome))
+        cap(&self.0, &tool_name, &text, options)
     }
 
     /// [`cap`](Self::cap) on the libuv pool.
@@ -69,12 +71,8 @@ impl Limits {
         text: String,
         options: Option<ToolCapOptions>,
     ) -> AsyncTask<Work<Capped>> {
-        let (limits, outcome) = (Arc::clone(&self.0), outcome(options));
-        Work::spawn(move || {
-            Ok(Capped::cut(&text, |text| {
-                limits.cut(&tool_name, text, outcome)
-            }))
-        })
+        let limits = Arc::clone(&self.0);
+        Work::spawn(move || Ok(cap(&limits, &tool_name, &text, options)))
     }
 
     /// `texts`, the parts of one output of `toolName`, capped as one text joined by newlines:
@@ -100,28 +98,28 @@ impl Limits {
         }
     }
 
-    /// `json`, the JSON text of a structured result of `toolName`, capped to the tool's limit as
-    /// compact JSON of the same shape: its longest string cut and ending with the note, or its
-    /// largest lists shortened; capped as text when no such cut fits, so the limit holds. Text
-    /// that is not JSON is an error.
+    /// `json`, the JSON text of a structured result of `toolName`, capped to the tool's limit by
+    /// the crate's `ToolOutputLimits::cap_json`: compact JSON of the same shape and `isJson`, or,
+    /// when no cut of the shape fits, its JSON capped as text and `isJson` false. Text that is
+    /// not JSON is an error.
     #[napi]
     pub fn cap_json(
         &self,
         tool_name: String,
         json: String,
         options: Option<ToolCapOptions>,
-    ) -> Result<Capped> {
+    ) -> Result<CappedJson> {
         cap_json(&self.0, &tool_name, &json, outcome(options))
     }
 
     /// [`cap_json`](Self::cap_json) on the libuv pool.
-    #[napi(ts_return_type = "Promise<Capped>")]
+    #[napi(ts_return_type = "Promise<CappedJson>")]
     pub fn cap_json_async(
         &self,
         tool_name: String,
         json: String,
         options: Option<ToolCapOptions>,
-    ) -> AsyncTask<Work<Capped>> {
+    ) -> AsyncTask<Work<CappedJson>> {
         let (limits, outcome) = (Arc::clone(&self.0), outcome(options));
         Work::spawn(move || cap_json(&limits, &tool_name, &json, outcome))
     }
@@ -151,18 +149,36 @@ impl Limits {
     }
 }
 
-fn cap_json(limits: &ToolOutputLimits, tool: &str, json: &str, outcome: Outcome) -> Result<Capped> {
-    let not_json = |e: &dyn std::fmt::Display| invalid(format!("json is not JSON: {e}"));
-    match limits.cap_json(tool, json, outcome) {
-        Ok(Some((capped, truncation))) => Ok(Capped::new(capped, truncation)),
-        // Within the limit, it may not have been read: read it to say whether it is JSON.
-        Ok(None) => match serde_json::from_str::<serde::de::IgnoredAny>(json) {
-            Ok(_) => Ok(Capped::unchanged()),
-            Err(e) => Err(not_json(&e)),
-        },
-        Err(JsonCapError::NotJson { error, .. }) => Err(not_json(&error)),
-        Err(_) => Ok(Capped::cut(json, |text| limits.cut(tool, text, outcome))),
+fn cap_json(
+    limits: &ToolOutputLimits,
+    tool: &str,
+    json: &str,
+    outcome: Outcome,
+) -> Result<CappedJson> {
+    let not_json = |e: &dyn std::fmt::Display| refused("json")(format!("is not JSON: {e}"));
+    let capped = limits
+        .cap_json(tool, json, outcome)
+        .map_err(|e| not_json(&e.error))?;
+    // Within the limit, it may not have been read: read it to say whether it is JSON.
+    if capped.is_none() {
+        serde_json::from_str::<serde::de::IgnoredAny>(json).map_err(|e| not_json(&e))?;
     }
+    Ok(CappedJson::from(capped))
+}
+
+/// `text`, an output of `tool`, capped as `options` say: after their `prefix`, if any.
+fn cap(
+    limits: &ToolOutputLimits,
+    tool: &str,
+    text: &str,
+    options: Option<ToolCapOptions>,
+) -> Capped {
+    let prefix = options.as_ref().and_then(|o| o.prefix.clone());
+    let outcome = outcome(options);
+    Capped::cut(text, |text| match &prefix {
+        Some(prefix) => limits.cut_after(tool, prefix, text, outcome),
+        None => limits.cut(tool, text, outcome),
+    })
 }
 
 fn outcome(options: Option<ToolCapOptions>) -> Outcome {
@@ -170,10 +186,6 @@ fn outcome(options: Option<ToolCapOptions>) -> Outcome {
         Some(true) => Outcome::Error,
         _ => Outcome::Output,
     }
-}
-
-fn invalid(message: String) -> Error {
-    Error::new(Status::InvalidArg, message)
 }
 
 /// The options' keys as the manifest's: `defaultMaxTokens` is `default_max_tokens`, and the

@@ -14,8 +14,7 @@ pub(crate) fn crate_cap_seconds(
     max_tokens: usize,
     runs: usize,
 ) -> PyResult<f64> {
-    let limit = ToolLimit::new(max_tokens)
-        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("max_tokens {e}")))?;
+    let limit = ToolLimit::new(max_tokens).map_err(crate::errors::refused("max_tokens"))?;
     let tokenizer = Encoding::O200kBase.tokenizer();
     Ok(py.detach(|| {
         let started = Instant::now();

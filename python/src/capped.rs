@@ -78,6 +78,56 @@ impl Capped {
     }
 }
 
+/// A capped JSON text: `text` is JSON of the same shape when `is_json`, and else its compact
+/// JSON capped as text, since no cut of the shape fits; `truncation` is `None` when it came back
+/// unchanged.
+#[pyclass(frozen, module = "tool_output_cap")]
+pub(crate) struct CappedJson {
+    #[pyo3(get)]
+    text: Py<PyString>,
+    #[pyo3(get)]
+    truncation: Option<Py<Truncation>>,
+    #[pyo3(get)]
+    is_json: bool,
+}
+
+impl CappedJson {
+    /// What the crate's `cap_json` gave for `json`: `None`, `json` itself.
+    pub(crate) fn new(
+        py: Python<'_>,
+        json: &Bound<'_, PyString>,
+        capped: Option<tool_output_cap::json::CappedJson>,
+    ) -> PyResult<CappedJson> {
+        let Some(capped) = capped else {
+            return Ok(CappedJson {
+                text: json.clone().unbind(),
+                truncation: None,
+                is_json: true,
+            });
+        };
+        Ok(CappedJson {
+            is_json: capped.is_json(),
+            truncation: Some(Py::new(py, Truncation::from(capped.truncation()))?),
+            text: PyString::new(py, capped.text()).unbind(),
+        })
+    }
+}
+
+#[pymethods]
+impl CappedJson {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let truncation = match &self.truncation {
+            Some(truncation) => truncation.get().__repr__(),
+            None => "None".to_owned(),
+        };
+        Ok(format!(
+            "CappedJson(text=<{} chars>, truncation={truncation}, is_json={})",
+            self.text.bind(py).len()?,
+            if self.is_json { "True" } else { "False" }
+        ))
+    }
+}
+
 /// How a text over its limit was cut: the crate's figures, `N` of the note being
 /// `dropped_tokens`.
 #[pyclass(frozen, eq, module = "tool_output_cap")]

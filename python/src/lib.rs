@@ -1,20 +1,21 @@
 //! `tool_output_cap._native`: the crate's cap for Python, with the GIL released while it counts
 //! and cuts. The package's `__init__.py` re-exports it; its stubs are `_native.pyi`.
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
-use tool_output_cap::{Encoding, Keep, LimitError, ToolLimit, ToolOutputLimits};
+use tool_output_cap::{Encoding, Keep, ToolLimit, ToolOutputLimits};
 
 mod bench;
 mod capped;
 mod command;
+mod errors;
 mod limits;
 mod request;
 mod text;
 
 use capped::{Capped, Truncation};
-use limits::{Limits, ManifestError};
+use errors::{refused, ManifestError};
+use limits::Limits;
 
 /// The tokens of `text` in `encoding`, read as ordinary text (special-token text is text).
 #[pyfunction]
@@ -36,9 +37,6 @@ fn cap(
     hint: Option<&str>,
     encoding: &str,
 ) -> PyResult<Capped> {
-    fn refused(name: &'static str) -> impl Fn(LimitError) -> PyErr {
-        move |e| PyValueError::new_err(format!("{name} {e}"))
-    }
     let max_tokens = ToolLimit::budget(max_tokens).map_err(refused("max_tokens"))?;
     let mut limit = ToolLimit::new(max_tokens)
         .map_err(refused("max_tokens"))?
@@ -56,13 +54,11 @@ fn cap(
 }
 
 /// `value` of the argument `name` as a keep or an encoding, or a `ValueError` naming both.
-fn parse<T>(name: &str, value: &str) -> PyResult<T>
+fn parse<T>(name: &'static str, value: &str) -> PyResult<T>
 where
     T: std::str::FromStr<Err = tool_output_cap::UnknownName>,
 {
-    value
-        .parse()
-        .map_err(|e| PyValueError::new_err(format!("{name} {e}")))
+    value.parse().map_err(refused(name))
 }
 
 #[pymodule]
@@ -76,6 +72,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(bench::crate_cap_seconds, m)?,
     )?;
     m.add_class::<Capped>()?;
+    m.add_class::<capped::CappedJson>()?;
     m.add_class::<Truncation>()?;
     m.add_class::<Limits>()?;
     m.add_class::<request::CappedRequest>()?;

@@ -3,28 +3,16 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
-use tool_output_cap::json::JsonCapError;
-use tool_output_cap::request::RequestCap;
+use tool_output_cap::json::NotJson;
+use tool_output_cap::wire::RequestCap;
 use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
-use crate::capped::{Capped, Truncation};
+use crate::capped::{Capped, CappedJson, Truncation};
+use crate::errors::{manifest_error, refused};
 use crate::request::{self, CappedRequest};
 use crate::text::Text;
-
-pyo3::create_exception!(
-    tool_output_cap,
-    ManifestError,
-    PyValueError,
-    "A manifest, or a `Limits` argument, that the crate refuses: its message names the file, \
-     line, column and key, and says what is wrong."
-);
-
-fn manifest_error(error: impl std::fmt::Display) -> PyErr {
-    ManifestError::new_err(error.to_string())
-}
 
 /// What `cap_texts` keeps of each part: `None` for a part wholly cut out.
 type KeptTexts = Vec<Option<Py<PyString>>>;
@@ -74,16 +62,16 @@ impl Limits {
             }
         }
         if let Some(path) = tokenizer_file {
-            let path = path.to_str().ok_or_else(|| {
-                ManifestError::new_err(format!("tokenizer_file {path:?} is not UTF-8"))
-            })?;
+            let path = path
+                .to_str()
+                .ok_or_else(|| manifest_error(format!("tokenizer_file {path:?} is not UTF-8")))?;
             section.set_item("tokenizer_file", path)?;
         }
         let mut section = pythonize::Depythonizer::from_object(section.as_any());
         ToolOutputLimits::from_section(&mut section)
             .map(Limits::from)
             .map_err(|e| match e.key() {
-                Some(key) => ManifestError::new_err(format!("{key} {}", e.message())),
+                Some(key) => manifest_error(format!("{key} {}", e.message())),
                 None => manifest_error(e),
             })
     }
@@ -137,10 +125,10 @@ impl Limits {
     }
 
     /// `json`, the JSON text of a structured result of `tool_name` (its error if `error`),
-    /// capped to the tool's limit as compact JSON of the same shape (the crate's
-    /// `ToolOutputLimits::cap_json`): its longest string cut and ending with the note, or its
-    /// largest lists shortened. A value that no such cut makes fit is capped as text, so the
-    /// limit holds. `json` that is not JSON is a `ValueError`.
+    /// capped to the tool's limit by the crate's `ToolOutputLimits::cap_json`: compact JSON of
+    /// the same shape (its longest string cut and ending with the note, or its largest lists
+    /// shortened), and `is_json`; or, when no cut of the shape fits, its JSON capped as text,
+    /// and `is_json` false. `json` that is not JSON is a `ValueError`.
     #[pyo3(signature = (tool_name, json, error = false))]
     fn cap_json(
         &self,
@@ -148,20 +136,19 @@ impl Limits {
         tool_name: &str,
         json: &Bound<'_, PyString>,
         error: bool,
-    ) -> PyResult<Capped> {
+    ) -> PyResult<CappedJson> {
         let utf8 = Text::of(json);
-        let not_json = |e| PyValueError::new_err(format!("json is not JSON: {e}"));
-        let outcome = outcome(error);
-        match py.detach(|| self.0.cap_json(tool_name, &utf8, outcome)) {
-            Ok(Some((capped, truncation))) => Capped::new(py, &capped, Some(truncation)),
+        let capped = py.detach(|| {
+            let capped = self.0.cap_json(tool_name, &utf8, outcome(error))?;
             // Within the limit, it may not have been read: read it to say whether it is JSON.
-            Ok(None) => match serde_json::from_str::<serde::de::IgnoredAny>(&utf8) {
-                Ok(_) => Ok(Capped::unchanged(json)),
-                Err(e) => Err(not_json(e)),
-            },
-            Err(JsonCapError::NotJson { error, .. }) => Err(not_json(error)),
-            Err(_) => Capped::of_read(py, json, &utf8, |text| self.0.cut(tool_name, text, outcome)),
-        }
+            if capped.is_none() {
+                serde_json::from_str::<serde::de::IgnoredAny>(&utf8)
+                    .map_err(|error| NotJson { error, tokens: 0 })?;
+            }
+            Ok::<_, NotJson>(capped)
+        });
+        let capped = capped.map_err(|e| refused("json")(format!("is not JSON: {}", e.error)))?;
+        CappedJson::new(py, json, capped)
     }
 
     /// `texts`, the parts of one output of `tool_name`, capped as one text joined by newlines:
@@ -196,7 +183,7 @@ impl Limits {
 
     /// `body`, a request to the model API `api` (`"anthropic"`, `"openai-chat"`,
     /// `"openai-responses"` or `"gemini"`) as `bytes`, `str` or `dict`, with each tool result
-    /// cut to the limit of the tool whose call it answers (the crate's `request::RequestCap`):
+    /// cut to the limit of the tool whose call it answers (the crate's `wire::RequestCap`):
     /// the capped body as UTF-8 `bytes`, or `None` when nothing needed a cut. Cuts are kept
     /// between calls, so a history sent again is not counted again. A body that is not a JSON
     /// object is a `ValueError`.

@@ -4,7 +4,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 use pyo3::types::{PyBytes, PyDict, PyString};
-use tool_output_cap::request::{Api, CappedRequest as Capped, RequestCap, ResultCut};
+use tool_output_cap::wire::{Api, CappedRequest as Capped, RequestCap, ResultCut};
 use tool_output_cap::Outcome;
 
 use crate::capped::Truncation;
@@ -70,9 +70,7 @@ pub(crate) fn cap(
     api: &str,
     body: &Bound<'_, PyAny>,
 ) -> PyResult<CappedRequest> {
-    let api: Api = api
-        .parse()
-        .map_err(|e| PyValueError::new_err(format!("api {e}")))?;
+    let api: Api = api.parse().map_err(crate::errors::refused("api"))?;
     let text = read(py, body)?;
     let Capped { body, cuts, .. } = py
         .detach(|| cap.cap(api, &text))

@@ -6,10 +6,10 @@ use std::ops::Range;
 
 use super::literal::decode_string;
 use super::walk::{children_of, largest, splice};
-use crate::layout::{line_break_after, note};
+use crate::layout::{ending, note};
 use crate::limit::{Keep, ToolLimit};
 use crate::tokenizer::Tokenizer;
-use crate::tool::Truncation;
+use crate::truncation::Truncation;
 
 /// `json`, `total` tokens, with items dropped from its largest arrays (from the end, or from the
 /// start when `limit` keeps the tail) until it fits `limit` with the note at the end of its last
@@ -26,7 +26,7 @@ pub(super) fn drop_items(
         // Over the limit without the note, it is over with it: counted only so far.
         let kept_tokens = tokenizer.count_within(json, limit.max_tokens())?;
         let dropped_tokens = total.saturating_sub(kept_tokens);
-        let noted = with_note(json, &note(dropped_tokens, limit.hint()));
+        let noted = with_note(json, &note(dropped_tokens, limit.hint()))?;
         tokenizer.count_within(&noted, limit.max_tokens())?;
         let truncation = Truncation {
             original_tokens: total,
@@ -154,14 +154,15 @@ fn shrink_list(
 
 /// The most of `n` for which `fits` gives something, and that: doubling from one while it fits,
 /// then halving between the last that fitted and the first that did not, so that it takes a few
-/// calls of about what is kept. `None` when not even 0 fits.
+/// calls of about what is kept. `None` when nothing fits. 0 may not fit where 1 does (a list
+/// emptied has no string left for the note), so it does not end the search.
 fn most_that_fits<T>(n: usize, fits: impl Fn(usize) -> Option<T>) -> Option<(usize, T)> {
-    let mut best = (0, fits(0)?);
+    let mut best = fits(0).map(|found| (0, found));
     let mut over = n + 1;
     let mut kept = 1;
     while kept <= n {
         match fits(kept) {
-            Some(found) => best = (kept, found),
+            Some(found) => best = Some((kept, found)),
             None => {
                 over = kept;
                 break;
@@ -169,32 +170,38 @@ fn most_that_fits<T>(n: usize, fits: impl Fn(usize) -> Option<T>) -> Option<(usi
         }
         kept *= 2;
     }
-    while over - best.0 > 1 {
-        let mid = best.0 + (over - best.0) / 2;
+    let mut fitted = best.as_ref().map_or(0, |(kept, _)| *kept);
+    while over - fitted > 1 {
+        let mid = fitted + (over - fitted) / 2;
         match fits(mid) {
-            Some(found) => best = (mid, found),
+            Some(found) => {
+                best = Some((mid, found));
+                fitted = mid;
+            }
             None => over = mid,
         }
     }
-    Some(best)
+    best
 }
 
-/// `json` with `note` at the end of its last string, after a line break; as it is when it has no
-/// string.
-fn with_note(json: &str, note: &str) -> String {
+/// `json` with `note` at the end of its last string, after a line break. A structure with no
+/// string keeps no note, as long as it keeps a value (a list of numbers shortened: its figures
+/// say what was dropped); one that keeps none (a list emptied of its one item) is no cut: `None`.
+fn with_note(json: &str, note: &str) -> Option<String> {
     let last = largest(json, |value, _| {
         value.starts_with('"').then_some(value.as_ptr() as usize)
     });
     let Some(last) = last else {
-        return json.to_owned();
+        let scalar = largest(json, |value, _| {
+            (!value.starts_with(['{', '['])).then_some(())
+        });
+        return scalar.map(|_| json.to_owned());
     };
-    let Some(mut string) = decode_string(&json[last.clone()]) else {
-        return json.to_owned();
-    };
-    string.push_str(line_break_after(&string));
-    string.push_str(note);
-    let string = serde_json::to_string(&string).expect("strings serialize");
-    splice(json, last, &string)
+    let mut string = decode_string(&json[last.clone()])?;
+    let ending = ending(&string, note);
+    string.push_str(&ending);
+    let string = serde_json::to_string(&string).ok()?;
+    Some(splice(json, last, &string))
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! The work is done on the value's compact JSON, the form a host writes it in for the model
 //! (`JSON.stringify`), and is text surgery on it: the one string cut, or the items dropped, are
 //! spliced out and every other byte stays. No tree of the structure is built, so capping a large
-//! value holds little more than its text.
+//! value holds little more than its text. A structure that no such cut fits is cut as a text:
+//! [`CappedJson`] says which came back.
 //!
 //! ```
 //! use tool_output_cap::{json, Encoding, ToolLimit};
@@ -12,8 +13,11 @@
 //! let files: Vec<String> = (0..3000).map(|i| format!("src/module_{i}/mod.rs")).collect();
 //! let listing = serde_json::json!({"count": 3000, "files": files}).to_string();
 //! let tokenizer = Encoding::O200kBase.tokenizer();
-//! let (capped, truncation) = json::cap_json(&listing, &ToolLimit::new(500)?, tokenizer, None)?
-//!     .expect("over 500 tokens");
+//! let Some(json::CappedJson::Json(capped, truncation)) =
+//!     json::cap_json(&listing, &ToolLimit::new(500)?, tokenizer)?
+//! else {
+//!     panic!("over 500 tokens, and its list can be shortened");
+//! };
 //! assert!(tokenizer.count(&capped) <= 500);
 //! let capped: serde_json::Value = serde_json::from_str(&capped)?;
 //! assert_eq!(capped["count"], 3000);
@@ -24,13 +28,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::layout::Cut;
+use crate::limit::Outcome;
 use crate::limit::ToolLimit;
 use crate::limits::ToolOutputLimits;
 use crate::tokenizer::Tokenizer;
-use crate::tool::{Outcome, Truncation};
+use crate::truncation::Truncation;
 
 mod compact;
 mod items;
@@ -50,83 +56,110 @@ use walk::{is_string, largest};
 /// text blocks, taken together, and its `structuredContent` `{"content": text}`. A string that
 /// is this text is cut again from what the first cut kept, not from the whole text.
 #[derive(Debug, Clone, Copy)]
-pub struct CutText<'a> {
+pub(crate) struct CutText<'a> {
     /// The text that was cut.
-    pub text: &'a str,
+    pub(crate) text: &'a str,
     /// Where it was cut.
-    pub cut: &'a Cut,
+    pub(crate) cut: &'a Cut,
 }
 
-/// Why a JSON value over its limit was not cut.
+/// A JSON value over its limit, capped: of the same shape when a cut of it fits, else as text.
+///
+/// The one rule for a structure that no cut fits: its compact JSON is cut as a text is, ending
+/// with the note, so the limit holds whatever the shape. A caller whose slot takes only the
+/// shape (a schema, an API that demands an object) branches on this, and none guesses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CappedJson {
+    /// Compact JSON of the same shape: its longest string cut, or its largest lists shortened,
+    /// and the note at the end of its last string.
+    Json(String, Truncation),
+    /// Its compact JSON cut as a text ([`cap`](crate::cap)), the note on the last line: not
+    /// JSON. What comes back when no cut of a string or of lists makes the shape fit, such as an
+    /// object of many short fields.
+    Text(String, Truncation),
+}
+
+impl CappedJson {
+    /// The capped text: JSON for [`Json`](Self::Json), a text for [`Text`](Self::Text).
+    pub fn text(&self) -> &str {
+        match self {
+            CappedJson::Json(text, _) | CappedJson::Text(text, _) => text,
+        }
+    }
+
+    /// The capped text, owned.
+    pub fn into_text(self) -> String {
+        match self {
+            CappedJson::Json(text, _) | CappedJson::Text(text, _) => text,
+        }
+    }
+
+    /// The figures of the cut.
+    pub fn truncation(&self) -> Truncation {
+        match self {
+            CappedJson::Json(_, truncation) | CappedJson::Text(_, truncation) => *truncation,
+        }
+    }
+
+    /// Whether the shape was kept: the text is JSON.
+    pub fn is_json(&self) -> bool {
+        matches!(self, CappedJson::Json(..))
+    }
+}
+
+/// A text over its limit that is not JSON, given to [`cap_json`].
 #[derive(Debug)]
-#[non_exhaustive]
-pub enum JsonCapError {
-    /// It is over the limit and cannot be read as JSON.
-    NotJson {
-        /// What is wrong with it.
-        error: serde_json::Error,
-        /// Its tokens, as a text.
-        tokens: usize,
-    },
-    /// Neither a cut of one string nor items dropped from its lists make it fit: a structure of
-    /// many short fields and no list, or one nested deeper than serde_json reads.
-    NoCutFits {
-        /// Its tokens.
-        tokens: usize,
-    },
+pub struct NotJson {
+    /// What is wrong with it.
+    pub error: serde_json::Error,
+    /// Its tokens, as a text.
+    pub tokens: usize,
 }
 
-impl JsonCapError {
-    /// The tokens of the value that was not cut.
-    pub fn tokens(&self) -> usize {
-        match self {
-            JsonCapError::NotJson { tokens, .. } | JsonCapError::NoCutFits { tokens } => *tokens,
-        }
-    }
-}
-
-impl fmt::Display for JsonCapError {
+impl fmt::Display for NotJson {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            JsonCapError::NotJson { error, tokens } => {
-                write!(
-                    f,
-                    "is over the limit ({tokens} tokens) and not JSON: {error}"
-                )
-            }
-            JsonCapError::NoCutFits { tokens } => write!(
-                f,
-                "is over the limit ({tokens} tokens), and neither a string nor its lists can be \
-                 cut to fit"
-            ),
-        }
+        let NotJson { error, tokens } = self;
+        write!(
+            f,
+            "is over the limit ({tokens} tokens) and not JSON: {error}"
+        )
     }
 }
 
-impl std::error::Error for JsonCapError {
+impl std::error::Error for NotJson {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            JsonCapError::NotJson { error, .. } => Some(error),
-            JsonCapError::NoCutFits { .. } => None,
-        }
+        Some(&self.error)
     }
 }
 
-/// `json` cut to `limit` as compact JSON of the same shape, and the figures of the cut; `None`
-/// when it is within the limit.
+/// `json` capped to `limit`, and the figures of the cut; `None` when it is within the limit.
 ///
 /// Its longest string is cut as [`cap`](crate::cap) cuts a text (its start kept, or its end
 /// with [`Keep::Tail`](crate::Keep::Tail)) and ends with the note. When no one string can make
 /// the whole fit, its largest lists keep their first items (their last with `Keep::Tail`), the
 /// item next to those kept is cut in place to fill what they leave, and the note ends the
-/// structure's last string. `known`, a text a string of the structure may be, saves counting it
-/// again. `Keep::HeadTail` keeps the head of a list.
+/// structure's last string. `Keep::HeadTail` keeps the head of a list. Both give
+/// [`CappedJson::Json`].
+///
+/// An object's fields are never dropped: its keys are its schema, and a missing field reads as
+/// an absent value. When neither cut fits (many short fields, or small objects nested with no
+/// list), its compact JSON is cut as a text: [`CappedJson::Text`].
 pub fn cap_json(
     json: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
+) -> Result<Option<CappedJson>, NotJson> {
+    cap_json_known(json, limit, tokenizer, None)
+}
+
+/// [`cap_json`], where `known`, a text a string of the structure may be, saves counting it
+/// again.
+pub(crate) fn cap_json_known(
+    json: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
     known: Option<CutText<'_>>,
-) -> Result<Option<(String, Truncation)>, JsonCapError> {
+) -> Result<Option<CappedJson>, NotJson> {
     let max_tokens = limit.max_tokens();
     if json.len() <= max_tokens {
         return Ok(None);
@@ -138,7 +171,7 @@ pub fn cap_json(
             if tokens <= max_tokens {
                 return Ok(None);
             }
-            return Err(JsonCapError::NotJson { error, tokens });
+            return Err(NotJson { error, tokens });
         }
     };
     let longest = largest(&json, |value, _| {
@@ -160,33 +193,44 @@ pub fn cap_json(
         }
         total = Some(tokens);
     }
-    if let Some(capped) =
-        longest.and_then(|string| cut_string(&json, string, limit, tokenizer, known))
-    {
-        return Ok(Some(capped));
+    let shape = longest
+        .and_then(|string| cut_string(&json, string, limit, tokenizer, known))
+        .or_else(|| {
+            let tokens = total.unwrap_or_else(|| tokenizer.count(&json));
+            drop_items(Cow::Borrowed(&json), tokens, limit, tokenizer)
+        });
+    if let Some((json, truncation)) = shape {
+        return Ok(Some(CappedJson::Json(json, truncation)));
     }
-    let tokens = total.unwrap_or_else(|| tokenizer.count(&json));
-    match drop_items(json, tokens, limit, tokenizer) {
-        Some(capped) => Ok(Some(capped)),
-        None => Err(JsonCapError::NoCutFits { tokens }),
-    }
+    // Within the limit as compact JSON, it is not cut.
+    Ok(crate::cut(&json, limit, tokenizer)
+        .map(|cut| CappedJson::Text(cut.capped(&json), cut.truncation)))
 }
 
 impl ToolOutputLimits {
     /// Caps `json`, a structured result of `tool` that was its `outcome`, to the tool's limit as
-    /// [`cap_json`] does, and emits the truncation event ([`Truncation::record`]): the capped
-    /// compact JSON and its figures, or `None` when it fits.
+    /// [`cap_json`] does, and emits the truncation event ([`Truncation::record`]); `None` when it
+    /// fits.
     ///
     /// ```
+    /// use tool_output_cap::json::CappedJson;
     /// use tool_output_cap::{Outcome, ToolOutputLimits};
     ///
     /// let limits = ToolOutputLimits::default().with_tool("Search", 300)?;
     /// let hits: Vec<_> = (0..2000).map(|i| serde_json::json!({"path": format!("src/{i}.rs"), "line": i})).collect();
     /// let result = serde_json::json!({"hits": hits}).to_string();
-    /// let (capped, truncation) = limits.cap_json("Search", &result, Outcome::Output)?.unwrap();
+    /// let Some(CappedJson::Json(capped, truncation)) = limits.cap_json("Search", &result, Outcome::Output)? else {
+    ///     panic!("a list is shortened, and the shape kept");
+    /// };
     /// let capped: serde_json::Value = serde_json::from_str(&capped)?;
     /// assert!(capped["hits"].as_array().unwrap().len() < 2000);
     /// assert_eq!(truncation.max_tokens, 300);
+    ///
+    /// // Many short fields and no list: no cut keeps the shape, and it is capped as text.
+    /// let fields: serde_json::Map<_, _> = (0..500).map(|i| (format!("k{i}"), i.into())).collect();
+    /// let stats = serde_json::Value::Object(fields).to_string();
+    /// let capped = limits.cap_json("Search", &stats, Outcome::Output)?.unwrap();
+    /// assert!(!capped.is_json() && capped.text().ends_with("refine your query"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn cap_json(
@@ -194,11 +238,11 @@ impl ToolOutputLimits {
         tool: &str,
         json: &str,
         outcome: Outcome,
-    ) -> Result<Option<(String, Truncation)>, JsonCapError> {
+    ) -> Result<Option<CappedJson>, NotJson> {
         let limit = outcome.limit(self.limit_for(tool));
-        let capped = cap_json(json, &limit, self.tokenizer(), None)?;
-        if let Some((_, truncation)) = &capped {
-            truncation.record(tool, outcome);
+        let capped = cap_json(json, &limit, self.tokenizer())?;
+        if let Some(capped) = &capped {
+            capped.truncation().record(tool, outcome);
         }
         Ok(capped)
     }

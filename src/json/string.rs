@@ -6,10 +6,10 @@ use super::literal::decode_string;
 use super::walk::splice;
 use super::CutText;
 use crate::cap::{cap, cut};
-use crate::layout::{line_break_after, note};
+use crate::layout::{ending, note};
 use crate::limit::{Keep, ToolLimit};
 use crate::tokenizer::Tokenizer;
-use crate::tool::Truncation;
+use crate::truncation::Truncation;
 
 /// `json` with its string at `string` cut to make the whole fit `limit`; when that string is the
 /// text of `known`, cut again from what its first cut kept. `None` when no cut makes it fit.
@@ -81,9 +81,8 @@ fn recut(
     let original_tokens = first.truncation.original_tokens;
     let dropped_tokens = original_tokens - kept_tokens;
     let text = format!(
-        "{kept}{}{}",
-        line_break_after(kept),
-        note(dropped_tokens, limit.hint())
+        "{kept}{}",
+        ending(kept, &note(dropped_tokens, limit.hint()))
     );
     let truncation = Truncation {
         original_tokens,

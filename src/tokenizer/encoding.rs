@@ -3,6 +3,7 @@
 use std::fmt;
 
 use super::Tokenizer;
+use crate::name::UnknownName;
 
 /// A vocabulary of OpenAI's, chosen with `encoding` in the manifest.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -30,6 +31,21 @@ impl Encoding {
         return self.bpe_openai();
         #[cfg(not(feature = "bpe-openai"))]
         return self.tiktoken();
+    }
+}
+
+impl std::str::FromStr for Encoding {
+    type Err = UnknownName;
+
+    /// `o200k_base` or `cl100k_base`, as [`Encoding::name`] gives them.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let all = [Encoding::O200kBase, Encoding::Cl100kBase];
+        UnknownName::find(
+            &all,
+            Encoding::name,
+            r#""o200k_base" or "cl100k_base""#,
+            name,
+        )
     }
 }
 

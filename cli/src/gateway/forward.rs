@@ -9,11 +9,12 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
-use hyper::{Method, Request, Response, StatusCode};
-use tool_output_cap::request::{Api, RequestCap};
+use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use tool_output_cap::wire::{Api, RequestCap};
 
 use super::encoding::decode;
 use super::upstream::{without_hop_by_hop, Body, Upstream};
+use super::TARGET;
 
 /// What every request shares: the upstream and the cap.
 #[derive(Debug)]
@@ -36,39 +37,13 @@ pub(super) async fn forward(
         .flatten();
     let (mut parts, body) = request.into_parts();
     let body = match api {
-        Some(api) => match read(body, &parts.headers).await {
-            Ok(body) => {
-                let gateway = Arc::clone(&gateway);
-                let route = route.clone();
-                let encoding = header(&parts.headers, CONTENT_ENCODING);
-                let sent = body.clone();
-                let capped = tokio::task::spawn_blocking(move || {
-                    capped(&gateway.cap, api, &route, encoding.as_deref(), &sent)
-                })
-                .await
-                .unwrap_or_else(|panicked| {
-                    // Never the host's error: what could not be capped goes on as it came.
-                    tracing::warn!(target: "tool_output_cap::gateway", "sent on as it came: capping it failed: {panicked}");
-                    None
-                });
-                let body = match capped {
-                    Some(capped) => {
-                        parts.headers.remove(CONTENT_ENCODING);
-                        parts
-                            .headers
-                            .insert(CONTENT_LENGTH, HeaderValue::from(capped.len()));
-                        capped
-                    }
-                    None => body,
-                };
-                Full::new(body).map_err(|never| match never {}).boxed()
-            }
+        Some(api) => match capped_body(&gateway, api, &route, &mut parts.headers, body).await {
+            Ok(body) => Full::new(body).map_err(|never| match never {}).boxed(),
             // The host went away while sending: there is no one to answer.
             Err(error) => {
-                return Ok(bad_gateway(
-                    Some(api),
-                    &format!("tool-output-cap gateway: the request body was cut short: {error}"),
-                ))
+                let why =
+                    format!("tool-output-cap gateway: the request body was cut short: {error}");
+                return Ok(bad_gateway(Some(api), &why));
             }
         },
         None => body.boxed(),
@@ -77,10 +52,49 @@ pub(super) async fn forward(
         .upstream
         .send(Request::from_parts(parts, body))
         .await;
+    Ok(answered(answer, api, &route, started))
+}
+
+/// The body of a request of `api`, read whole and capped on a blocking thread; `headers` made to
+/// say what it now is. What could not be capped goes on as it came.
+async fn capped_body(
+    gateway: &Arc<Gateway>,
+    api: Api,
+    route: &str,
+    headers: &mut HeaderMap,
+    body: Incoming,
+) -> Result<Bytes, hyper::Error> {
+    let body = read(body, headers).await?;
+    let (gateway, route, sent) = (Arc::clone(gateway), route.to_owned(), body.clone());
+    let encoding = header(headers, CONTENT_ENCODING);
+    let capped = tokio::task::spawn_blocking(move || {
+        capped(&gateway.cap, api, &route, encoding.as_deref(), &sent)
+    })
+    .await
+    .unwrap_or_else(|panicked| {
+        // Never the host's error: what could not be capped goes on as it came.
+        tracing::warn!(target: TARGET, "sent on as it came: capping it failed: {panicked}");
+        None
+    });
+    let Some(capped) = capped else {
+        return Ok(body);
+    };
+    headers.remove(CONTENT_ENCODING);
+    headers.insert(CONTENT_LENGTH, HeaderValue::from(capped.len()));
+    Ok(capped)
+}
+
+/// The upstream's `answer` as the host gets it, logged; a 502 in `api`'s shape when there is none.
+fn answered(
+    answer: Result<Response<Incoming>, hyper_util::client::legacy::Error>,
+    api: Option<Api>,
+    route: &str,
+    started: Instant,
+) -> Response<Body> {
     match answer {
         Ok(answer) => {
             tracing::info!(
-                target: "tool_output_cap::gateway",
+                target: TARGET,
                 route,
                 status = answer.status().as_u16(),
                 headers_ms = started.elapsed().as_millis() as u64,
@@ -88,23 +102,21 @@ pub(super) async fn forward(
             );
             let (mut parts, body) = answer.into_parts();
             without_hop_by_hop(&mut parts.headers);
-            Ok(Response::from_parts(parts, body.boxed()))
+            Response::from_parts(parts, body.boxed())
         }
         Err(error) => {
             let reason = std::error::Error::source(&error)
                 .map_or_else(|| error.to_string(), |source| format!("{error}: {source}"));
-            tracing::warn!(target: "tool_output_cap::gateway", route, "the upstream cannot be reached: {reason}");
-            Ok(bad_gateway(
-                api,
-                &format!("tool-output-cap gateway: the upstream cannot be reached: {reason}"),
-            ))
+            tracing::warn!(target: TARGET, route, "the upstream cannot be reached: {reason}");
+            let why = format!("tool-output-cap gateway: the upstream cannot be reached: {reason}");
+            bad_gateway(api, &why)
         }
     }
 }
 
 /// `body`, a request of `api` sent `encoding`-encoded, with its tool results capped, decoded:
 /// `None` when nothing was cut, and the bytes that came go on. What cannot be read goes on as
-/// it came, with a warning.
+/// it came, with a warning. Each cut is logged once, here, with its route.
 fn capped(
     cap: &RequestCap,
     api: Api,
@@ -113,9 +125,7 @@ fn capped(
     body: &Bytes,
 ) -> Option<Bytes> {
     let started = Instant::now();
-    let unread = |why: &str| {
-        tracing::warn!(target: "tool_output_cap::gateway", route, "sent on as it came: {why}");
-    };
+    let unread = |why: &str| tracing::warn!(target: TARGET, route, "sent on as it came: {why}");
     let decoded = decode(encoding, body).map_err(|why| unread(&why)).ok()?;
     let Ok(text) = std::str::from_utf8(&decoded) else {
         unread("a body that is not UTF-8");
@@ -127,18 +137,20 @@ fn capped(
         .ok()?;
     for cut in &capped.cuts {
         tracing::info!(
-            target: "tool_output_cap::gateway",
+            target: TARGET,
             route,
             tool = cut.tool.as_deref().unwrap_or("(call not in the request)"),
             original_tokens = cut.truncation.original_tokens,
             kept_tokens = cut.truncation.kept_tokens,
+            dropped_tokens = cut.truncation.dropped_tokens,
             max_tokens = cut.truncation.max_tokens,
+            keep = cut.truncation.keep.name(),
             cached = cut.cached,
             "capped a tool result"
         );
     }
     tracing::debug!(
-        target: "tool_output_cap::gateway",
+        target: TARGET,
         route,
         bytes = text.len(),
         cuts = capped.cuts.len(),
@@ -149,7 +161,7 @@ fn capped(
 }
 
 /// The whole of `body`, read into one buffer of the size its `Content-Length` says.
-async fn read(mut body: Incoming, headers: &hyper::HeaderMap) -> Result<Bytes, hyper::Error> {
+async fn read(mut body: Incoming, headers: &HeaderMap) -> Result<Bytes, hyper::Error> {
     let length = header(headers, CONTENT_LENGTH).and_then(|length| length.parse::<usize>().ok());
     // A length is only a hint: a body is read to its end whatever it says.
     let mut buffer = Vec::with_capacity(length.unwrap_or(0).min(64 << 20));
@@ -162,7 +174,7 @@ async fn read(mut body: Incoming, headers: &hyper::HeaderMap) -> Result<Bytes, h
 }
 
 /// The value of the header `name`, if it is text.
-fn header(headers: &hyper::HeaderMap, name: hyper::header::HeaderName) -> Option<String> {
+fn header(headers: &HeaderMap, name: hyper::header::HeaderName) -> Option<String> {
     headers.get(name)?.to_str().ok().map(str::to_owned)
 }
 

@@ -1,5 +1,5 @@
 //! `gateway`: an HTTP reverse proxy in front of one model API, which caps the tool results of
-//! every inference and token-count request (the library's `request::RequestCap`), a host's
+//! every inference and token-count request (the library's `wire::RequestCap`), a host's
 //! built-in tools' among them; with a host command, it runs the host pointed at itself.
 
 use std::net::{Ipv4Addr, SocketAddr};
@@ -7,7 +7,7 @@ use std::process::ExitStatus;
 use std::sync::Arc;
 
 use tokio::net::TcpListener;
-use tool_output_cap::request::RequestCap;
+use tool_output_cap::wire::RequestCap;
 
 use crate::args::LimitArgs;
 use crate::config::Config;
@@ -23,6 +23,9 @@ use forward::Gateway;
 use host::Host;
 use upstream::Upstream;
 
+/// The `tracing` target of the gateway's events.
+const TARGET: &str = "tool_output_cap::gateway";
+
 /// Where a gateway without a host listens unless told otherwise.
 pub(crate) const DEFAULT_LISTEN: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8340);
@@ -36,16 +39,10 @@ pub(crate) fn gateway(
     host: &[String],
 ) -> Result<u8, Failure> {
     let limits = Config::for_every_tool(args)?.limits;
-    let known = match host.first() {
-        Some(program) => Some(Host::of(program).ok_or_else(|| {
-            Failure::usage(format!(
-                "cannot point `{program}` at the gateway: the hosts it runs are claude, codex \
-                 and gemini; run the gateway alone (--upstream URL) and set the program's base \
-                 URL to it"
-            ))
-        })?),
-        None => None,
-    };
+    let known = host
+        .first()
+        .map(|program| known_host(program))
+        .transpose()?;
     let upstream_url = match (upstream, known) {
         (Some(url), _) => url.to_owned(),
         (None, Some(host)) => host.upstream(),
@@ -64,37 +61,48 @@ pub(crate) fn gateway(
         .enable_all()
         .build()
         .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
-    let default = if known.is_some() {
-        SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0)
-    } else {
-        DEFAULT_LISTEN
-    };
-    let listen = listen.unwrap_or(default);
+    // With a host, on a free port of its own; alone, on the port users point their hosts at.
+    let listen = listen.unwrap_or(match known {
+        Some(_) => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0),
+        None => DEFAULT_LISTEN,
+    });
     // On this thread, the main one, so that the host dies with the process (`child::command`).
     let outcome = runtime.block_on(async {
-        let listener = TcpListener::bind(listen)
-            .await
-            .map_err(|e| Failure::io(format!("cannot listen on {listen}: {e}")))?;
-        let address = listener
-            .local_addr()
-            .map_err(|e| Failure::io(format!("cannot listen on {listen}: {e}")))?;
-        let url = format!("http://{address}");
+        let (listener, url) = bind(listen).await?;
         match known {
+            Some(known) => run_host(known, host, listener, gateway, &url).await,
             None => {
                 log::say(format!(
                     "tool-output-cap gateway: {url} stands for {upstream_url}\n"
                 ));
-                serve::serve(listener, gateway, async {
+                let stop = async {
                     crate::signals::shutdown_signal().await;
-                })
-                .await;
+                };
+                serve::serve(listener, gateway, stop).await;
                 Ok(0)
             }
-            Some(known) => run_host(known, host, listener, gateway, &url).await,
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     outcome
+}
+
+/// The host `program` names, or a usage error saying which the gateway runs.
+fn known_host(program: &str) -> Result<Host, Failure> {
+    Host::of(program).ok_or_else(|| {
+        Failure::usage(format!(
+            "cannot point `{program}` at the gateway: the hosts it runs are claude, codex and \
+             gemini; run the gateway alone (--upstream URL) and set the program's base URL to it"
+        ))
+    })
+}
+
+/// A listener on `listen`, and its URL.
+async fn bind(listen: SocketAddr) -> Result<(TcpListener, String), Failure> {
+    let cannot = |e: std::io::Error| Failure::io(format!("cannot listen on {listen}: {e}"));
+    let listener = TcpListener::bind(listen).await.map_err(cannot)?;
+    let address = listener.local_addr().map_err(cannot)?;
+    Ok((listener, format!("http://{address}")))
 }
 
 /// Runs the host `argv` (a `known` one) pointed at the gateway at `url`, serving until it exits:

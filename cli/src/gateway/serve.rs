@@ -11,6 +11,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
 
 use super::forward::{forward, Gateway};
+use super::TARGET;
 
 /// How long the requests in flight have to finish once the gateway is told to stop.
 pub(super) const DRAIN: Duration = Duration::from_secs(10);
@@ -30,7 +31,7 @@ pub(super) async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 Err(error) => {
-                    tracing::warn!(target: "tool_output_cap::gateway", "cannot accept a connection: {error}");
+                    tracing::warn!(target: TARGET, "cannot accept a connection: {error}");
                     tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 }
@@ -46,7 +47,7 @@ pub(super) async fn serve(
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
             if let Err(error) = connection.await {
-                tracing::debug!(target: "tool_output_cap::gateway", "a connection ended: {error}");
+                tracing::debug!(target: TARGET, "a connection ended: {error}");
             }
         });
     }
@@ -56,7 +57,7 @@ pub(super) async fn serve(
         .is_err()
     {
         tracing::warn!(
-            target: "tool_output_cap::gateway",
+            target: TARGET,
             "requests still in flight after {} s: stopped", DRAIN.as_secs()
         );
     }

@@ -48,6 +48,7 @@ pub struct HfTokenizer {
 pub struct TokenizerFileError {
     path: PathBuf,
     message: String,
+    source: Option<Box<dyn std::error::Error + Send + Sync>>,
 }
 
 impl TokenizerFileError {
@@ -68,30 +69,49 @@ impl fmt::Display for TokenizerFileError {
     }
 }
 
-impl std::error::Error for TokenizerFileError {}
+impl std::error::Error for TokenizerFileError {
+    /// The error of reading, parsing or loading the file, when there was one.
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|source| source as _)
+    }
+}
 
 impl HfTokenizer {
     /// Loads the `tokenizer.json` at `path`.
     pub fn from_file(path: impl AsRef<Path>) -> Result<HfTokenizer, TokenizerFileError> {
         let path = path.as_ref();
-        let error = |message: String| TokenizerFileError {
-            path: path.to_owned(),
-            message,
+        let error = |message: String, source: Option<Box<dyn std::error::Error + Send + Sync>>| {
+            TokenizerFileError {
+                path: path.to_owned(),
+                message,
+                source,
+            }
         };
-        let bytes = std::fs::read(path)
-            .map_err(|e| error(format!("cannot read the tokenizer file: {e}")))?;
-        let json: serde_json::Value = serde_json::from_slice(&bytes)
-            .map_err(|e| error(format!("is not a tokenizer.json: not JSON ({e})")))?;
+        let bytes = std::fs::read(path).map_err(|e| {
+            error(
+                format!("cannot read the tokenizer file: {e}"),
+                Some(e.into()),
+            )
+        })?;
+        let json: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            error(
+                format!("is not a tokenizer.json: not JSON ({e})"),
+                Some(e.into()),
+            )
+        })?;
         if json.get("model").is_none_or(|model| !model.is_object()) {
-            return Err(error(
-                "is not a tokenizer.json: it has no `model` table".to_owned(),
-            ));
+            let message = "is not a tokenizer.json: it has no `model` table";
+            return Err(error(message.to_owned(), None));
         }
-        let mut inner = tokenizers::Tokenizer::from_bytes(&bytes)
-            .map_err(|e| error(format!("cannot be loaded as a Hugging Face tokenizer: {e}")))?;
+        let mut inner = tokenizers::Tokenizer::from_bytes(&bytes).map_err(|e| {
+            error(
+                format!("cannot be loaded as a Hugging Face tokenizer: {e}"),
+                Some(e),
+            )
+        })?;
         inner
             .with_truncation(None)
-            .map_err(|e| error(format!("cannot turn truncation off: {e}")))?;
+            .map_err(|e| error(format!("cannot turn truncation off: {e}"), Some(e)))?;
         inner.with_padding(None);
         inner.set_encode_special_tokens(true);
         let mut tokenizer = HfTokenizer {

@@ -4,14 +4,14 @@
 //!   `input_text` parts, answering the `function_call` or `custom_tool_call` with its `call_id`;
 //! - `local_shell_call_output`: `output` a string, of the tool `local_shell`;
 //! - `shell_call_output`: `output` a list of `stdout`, `stderr` and `outcome` objects, of the
-//!   tool `shell`, cut as the MCP proxy cuts a `structuredContent`;
+//!   tool `shell`, cut to the same shape (left whole, with a warning, if no cut of it fits);
 //! - `mcp_call`: its `output` string, of the tool `name`.
 
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
 use super::raw::{string_field, Fields, Object};
-use crate::tool::Outcome;
+use crate::limit::Outcome;
 
 /// Where the request's tool outputs are: its `input` items.
 pub(super) const PATH: &[&str] = &["input"];
@@ -47,7 +47,7 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
                     Content::text_or_blocks(output, "input_text")?,
                 ),
                 "local_shell_call_output" => (Some("local_shell".into()), Content::string(output)?),
-                "shell_call_output" => (Some("shell".into()), Content::Json(output)),
+                "shell_call_output" => (Some("shell".into()), Content::Json(output, None)),
                 "mcp_call" => (string_field(item, "name"), Content::string(output)?),
                 _ => return None,
             };

@@ -1,10 +1,11 @@
 //! Gemini (`:generateContent`, `:streamGenerateContent`, `:countTokens`): the `functionResponse`
-//! parts of `contents`, each naming its function. A `response` is any JSON object, cut as the
-//! MCP proxy cuts a `structuredContent`; one with an `error` and no `output` is an error.
+//! parts of `contents`, each naming its function. A `response` is any JSON object, cut to the
+//! same shape; one that no cut of its shape fits becomes `{"output": text}` (`{"error": text}`
+//! for an error), its capped text. One with an `error` and no `output` is an error.
 
 use super::found::{Content, Found};
 use super::raw::{fields, last_of_role, string_field, Object};
-use crate::tool::Outcome;
+use crate::limit::Outcome;
 
 /// Where the request's tool results are: the parts of each content.
 pub(super) const PATH: &[&str] = &["contents", "parts"];
@@ -27,10 +28,15 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
                 }
                 _ => Outcome::Output,
             };
+            // No cut of its shape fits: its text, as the API's own `output` or `error`.
+            let text_in = match outcome {
+                Outcome::Output => "output",
+                Outcome::Error => "error",
+            };
             results.push(Found {
                 tool: string_field(&response, "name"),
                 outcome,
-                content: Content::Json(value),
+                content: Content::Json(value, Some(text_in)),
                 latest: last_model.is_none_or(|last| at > last),
             });
         }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::found::{Content, Found};
 use super::raw::{fields, last_of_role, string_field, Object};
-use crate::tool::Outcome;
+use crate::limit::Outcome;
 
 /// Where the request's tool calls are: each message's `tool_calls`.
 pub(super) const PATH: &[&str] = &["messages", "tool_calls"];

@@ -5,11 +5,12 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::raw::{fields, items, string};
-use crate::json::cap_json;
 use crate::json::walk::{span_of, splice};
-use crate::limit::ToolLimit;
+use crate::json::{cap_json_known, CappedJson, CutText};
+use crate::layout::Cut;
+use crate::limit::{Outcome, ToolLimit};
 use crate::tokenizer::Tokenizer;
-use crate::tool::{Outcome, Truncation};
+use crate::truncation::{Truncation, TARGET};
 
 /// A tool result in a request: where it is, what it was, and the tool whose call it answers.
 #[derive(Debug)]
@@ -29,8 +30,11 @@ pub(super) enum Content<'a> {
     Text(&'a RawValue),
     /// A list of blocks whose blocks of this `type` hold a `text`, cut together.
     Blocks(&'a RawValue, &'static str),
-    /// Any JSON value, cut as the MCP proxy cuts a `structuredContent`.
-    Json(&'a RawValue),
+    /// Any JSON value, cut to the same shape ([`cap_json`](crate::json::cap_json)). When no cut
+    /// of the shape fits, its capped text goes in an object under this key, if the slot takes
+    /// one (Gemini's `{"output": text}`); else the value is left whole, with a warning, for a
+    /// slot whose shape is demanded.
+    Json(&'a RawValue, Option<&'static str>),
 }
 
 impl<'a> Content<'a> {
@@ -54,14 +58,14 @@ impl<'a> Content<'a> {
         match *self {
             Content::Text(_) => "text",
             Content::Blocks(_, text_type) => text_type,
-            Content::Json(_) => "json",
+            Content::Json(_, _) => "json",
         }
     }
 
     /// Its JSON, as it is in the request.
     pub(super) fn json(&self) -> &'a RawValue {
         match *self {
-            Content::Text(value) | Content::Blocks(value, _) | Content::Json(value) => value,
+            Content::Text(value) | Content::Blocks(value, _) | Content::Json(value, _) => value,
         }
     }
 
@@ -79,14 +83,16 @@ impl<'a> Content<'a> {
                     .collect::<Vec<_>>()
                     .join("\n"),
             ),
-            Content::Json(value) => Cow::Borrowed(value.get()),
+            Content::Json(value, _) => Cow::Borrowed(value.get()),
         }
     }
 
     /// The JSON that replaces it, cut to `limit`, and the figures of the cut; `None` when it is
-    /// within the limit, or when it cannot be cut (a JSON value that no cut makes fit).
+    /// within the limit, or when it is left whole (a JSON value no cut fits, in a slot that
+    /// takes only its shape).
     pub(super) fn cut(
         &self,
+        tool: &str,
         limit: &ToolLimit,
         tokenizer: &dyn Tokenizer,
     ) -> Option<(String, Truncation)> {
@@ -99,14 +105,54 @@ impl<'a> Content<'a> {
                     cut.truncation,
                 ))
             }
-            Content::Blocks(value, text_type) => cut_blocks(value, text_type, limit, tokenizer),
-            Content::Json(value) => match cap_json(value.get(), limit, tokenizer, None) {
-                Ok(capped) => capped,
-                Err(error) => {
-                    tracing::warn!(target: "tool_output_cap", "a tool result {error}: left as it is");
-                    None
+            Content::Blocks(value, text_type) => cut_blocks(value, text_type, limit, tokenizer)
+                .map(|blocks| (blocks.json, blocks.cut.truncation)),
+            Content::Json(value, text_in) => {
+                match cap_shape(value, tool, limit, tokenizer, None, "a tool result")? {
+                    Ok(capped) => Some(capped),
+                    Err((text, truncation)) => {
+                        let key = text_in?;
+                        Some((serde_json::json!({ key: text }).to_string(), truncation))
+                    }
                 }
-            },
+            }
+        }
+    }
+}
+
+/// `value` cut as [`cap_json`](crate::json::cap_json) cuts it: `Ok` with JSON of the same shape,
+/// `Err` with a text when no cut of the shape fits, which a slot that takes only the shape
+/// leaves whole, and says so with a warning naming `what` and `tool`. `None` when it fits.
+pub(super) fn cap_shape(
+    value: &RawValue,
+    tool: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+    known: Option<CutText<'_>>,
+    what: &str,
+) -> Option<Result<(String, Truncation), (String, Truncation)>> {
+    match cap_json_known(value.get(), limit, tokenizer, known) {
+        Ok(Some(CappedJson::Json(json, truncation))) => Some(Ok((json, truncation))),
+        Ok(Some(CappedJson::Text(text, truncation))) => {
+            tracing::warn!(
+                target: TARGET,
+                tool,
+                tokens = truncation.original_tokens,
+                max_tokens = truncation.max_tokens,
+                "{what} is over the limit and no cut of its shape fits"
+            );
+            Some(Err((text, truncation)))
+        }
+        Ok(None) => None,
+        Err(error) => {
+            tracing::warn!(
+                target: TARGET,
+                tool,
+                tokens = error.tokens,
+                max_tokens = limit.max_tokens(),
+                "{what} {error}: left as it is"
+            );
+            None
         }
     }
 }
@@ -127,24 +173,43 @@ fn texts<'a>(blocks: &[&'a RawValue], text_type: &str) -> Vec<(usize, &'a RawVal
         .collect()
 }
 
-/// The list `blocks` with its text blocks cut together, as the MCP proxy cuts a result's text
-/// blocks: a block wholly past the cut is removed, the block the cut falls in is cut, and the
-/// note ends the last text block kept. Other blocks stay where they are.
-fn cut_blocks(
+/// A list of blocks with its text blocks cut together: the list's JSON, the text the blocks
+/// make joined by newlines, and where it was cut.
+#[derive(Debug)]
+pub(super) struct BlocksCut {
+    pub(super) json: String,
+    pub(super) joined: String,
+    pub(super) cut: Cut,
+}
+
+/// The list `blocks` with its text blocks (of type `text_type`) cut together, taken as one text
+/// joined by newlines: a block wholly past the cut is removed, the block the cut falls in is
+/// cut, and the note ends the last text block kept. Other blocks stay where they are, byte for
+/// byte. The one block cut of every shape: an MCP result's `content`, Anthropic's `tool_result`
+/// blocks, Chat's and Responses' text parts.
+pub(super) fn cut_blocks(
     blocks: &RawValue,
     text_type: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
-) -> Option<(String, Truncation)> {
+) -> Option<BlocksCut> {
     let all = items(blocks)?;
-    let texts = texts(&all, text_type);
-    let joined = texts
-        .iter()
-        .map(|(_, _, text)| text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let cut = crate::cut(&joined, limit, tokenizer)?;
+    let mut texts = texts(&all, text_type);
     let lengths: Vec<usize> = texts.iter().map(|(_, _, text)| text.len()).collect();
+    let within = lengths.iter().map(|len| len + 1).sum::<usize>();
+    if within.saturating_sub(1) <= limit.max_tokens() {
+        return None;
+    }
+    // One text block, the usual result, is cut where it is, not copied.
+    let joined = match texts.as_mut_slice() {
+        [(_, _, text)] => std::mem::take(text),
+        texts => texts
+            .iter()
+            .map(|(_, _, text)| text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    let cut = crate::cut(&joined, limit, tokenizer)?;
     let mut kept = texts.iter().zip(cut.split(&joined, &lengths));
     let mut next = kept.next();
     let mut out = Vec::with_capacity(all.len());
@@ -165,5 +230,6 @@ fn cut_blocks(
             _ => out.push(Cow::Borrowed(block.get())),
         }
     }
-    Some((format!("[{}]", out.join(",")), cut.truncation))
+    let json = format!("[{}]", out.join(","));
+    Some(BlocksCut { json, joined, cut })
 }

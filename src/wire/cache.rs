@@ -5,7 +5,7 @@ use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use crate::limit::ToolLimit;
-use crate::tool::Truncation;
+use crate::truncation::Truncation;
 
 /// The seed of the results' hashes: drawn once per process, so that the hash of a result is not
 /// known before it is read.

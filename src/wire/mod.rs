@@ -1,6 +1,8 @@
-//! Capping the tool results of a request to a model API: where every tool result of an agent,
-//! a host's built-in tools' included, meets the model, and where a history that is already too
-//! big is sent again on every turn.
+//! The shapes tool results travel in, and their cuts: an MCP `CallToolResult`, as a server
+//! sends it ([`ToolOutputLimits::cap_call_tool_result`]), and the request to a model API, where
+//! every tool result of an agent, a host's built-in tools' included, meets the model, and where
+//! a history that is already too big is sent again on every turn ([`RequestCap`]). One block cut
+//! serves them all: a result's text blocks are cut together as one text, other blocks kept.
 //!
 //! [`RequestCap::cap`] cuts each tool result of a request to the limit of the tool whose call it
 //! answers, with the crate's note, in the shapes of four APIs ([`Api`]):
@@ -14,11 +16,13 @@
 //!
 //! The rules:
 //!
-//! - A result's text blocks (or parts) are cut together, as the MCP proxy cuts a result's text
-//!   blocks; other blocks (images, documents) are kept and not counted. A JSON value (Gemini's
-//!   `response`, a shell call's output) is cut as the proxy cuts a `structuredContent`, to
-//!   compact JSON of the same shape. An error (`is_error: true`, or a Gemini `response` with an
-//!   `error` and no `output`) keeps its tail.
+//! - A result's text blocks (or parts) are cut together, as an MCP result's text blocks are;
+//!   other blocks (images, documents) are kept and not counted. A JSON value (Gemini's
+//!   `response`, a shell call's output) is cut to compact JSON of the same shape
+//!   ([`cap_json`](crate::json::cap_json)); when no cut of its shape fits, a Gemini `response`
+//!   becomes `{"output": text}` (`{"error": text}`), its JSON capped as text, and a shell call's
+//!   output, whose shape the API demands, is left whole with a warning. An error
+//!   (`is_error: true`, or a Gemini `response` with an `error` and no `output`) keeps its tail.
 //! - `per_tool` applies to the names the model sees (Claude Code's `Glob`, `Read`, `Bash`); a
 //!   result whose call is not in the request gets the default limit.
 //! - With `max_tokens_per_turn`, the results of the latest turn (after the model's last message)
@@ -39,20 +43,25 @@ use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
+use crate::limit::Outcome;
 use crate::limits::ToolOutputLimits;
-use crate::tool::{Outcome, Truncation};
+use crate::name::UnknownName;
+use crate::truncation::Truncation;
 
 mod anthropic;
 mod cache;
 mod chat;
 mod found;
 mod gemini;
+mod mcp;
 mod raw;
 mod responses;
 
 use cache::{CutCache, Key};
 use found::Found;
 use raw::{Object, Splices};
+
+pub use mcp::{CappedResult, META_KEY};
 
 /// A model API whose requests [`RequestCap`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -81,7 +90,7 @@ impl Api {
     /// `anthropic`, `openai-chat`, `openai-responses` or `gemini`; `str::parse` reads it back.
     ///
     /// ```
-    /// use tool_output_cap::request::Api;
+    /// use tool_output_cap::wire::Api;
     ///
     /// assert_eq!("openai-responses".parse::<Api>(), Ok(Api::Responses));
     /// assert_eq!(Api::Gemini.name(), "gemini");
@@ -100,7 +109,7 @@ impl Api {
     /// for any other route.
     ///
     /// ```
-    /// use tool_output_cap::request::Api;
+    /// use tool_output_cap::wire::Api;
     ///
     /// assert_eq!(Api::for_path("/v1/messages?beta=true"), Some(Api::AnthropicMessages));
     /// assert_eq!(Api::for_path("/v1beta/models/gemini-2.5-pro:streamGenerateContent?alt=sse"), Some(Api::Gemini));
@@ -142,6 +151,16 @@ impl Api {
             Api::Responses => responses::results(request),
             Api::Gemini => gemini::results(request),
         }
+    }
+}
+
+impl std::str::FromStr for Api {
+    type Err = UnknownName;
+
+    /// `anthropic`, `openai-chat`, `openai-responses` or `gemini`, as [`Api::name`] gives them.
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        let expected = r#""anthropic", "openai-chat", "openai-responses" or "gemini""#;
+        UnknownName::find(&Api::ALL, Api::name, expected, name)
     }
 }
 
@@ -191,7 +210,7 @@ pub struct ResultCut {
 ///
 /// ```
 /// use serde_json::json;
-/// use tool_output_cap::request::{Api, RequestCap};
+/// use tool_output_cap::wire::{Api, RequestCap};
 /// use tool_output_cap::ToolOutputLimits;
 ///
 /// let listing: String = (0..5000).map(|i| format!("src/module_{i}/mod.rs\n")).collect();
@@ -247,8 +266,8 @@ impl RequestCap {
     }
 
     /// `body`, a request of `api`, with each tool result cut to its limit; an error when the
-    /// body is not a JSON object. Each cut not taken from the cache emits the truncation event
-    /// ([`Truncation::record`]).
+    /// body is not a JSON object. It emits no event of its own: its [`CappedRequest::cuts`] are
+    /// the record, for the caller to log once with what it knows (a route, a replica).
     pub fn cap(&self, api: Api, body: &str) -> Result<CappedRequest, NotARequest> {
         // Where serde_json reads a string (a message's text, a key) it refuses a lone surrogate;
         // the body is then read with each such escape as `\ufffd`, of the same length, and the
@@ -282,11 +301,8 @@ impl RequestCap {
                 None => {
                     let entry = result
                         .content
-                        .cut(&limit, self.limits.tokenizer())
+                        .cut(tool, &limit, self.limits.tokenizer())
                         .map(|(json, truncation)| (json.into(), truncation));
-                    if let Some((_, truncation)) = &entry {
-                        truncation.record(tool, result.outcome);
-                    }
                     self.cache.insert(key, entry.clone());
                     (entry, false)
                 }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use super::found::{Content, Found};
 use super::raw::{last_of_role, string_field, Object};
-use crate::tool::Outcome;
+use crate::limit::Outcome;
 
 /// Where the request's tool results are: the blocks of each message's content.
 pub(super) const PATH: &[&str] = &["messages", "content"];

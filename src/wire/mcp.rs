@@ -1,0 +1,138 @@
+//! MCP (`tools/call`): a `CallToolResult`, as a server sends it.
+//!
+//! | field | what the cut does |
+//! | --- | --- |
+//! | `content` | its `text` blocks cut together ([`cut_blocks`]), other blocks kept |
+//! | `structuredContent` | cut to the same shape; left whole when no cut of it fits |
+//! | `isError` | `true`: the cut keeps the tail |
+//! | `_meta` | gains [`META_KEY`] with the figures of each cut |
+//! | `resultType` | anything but `complete` is not a result yet: left as it is |
+//!
+//! `structuredContent` is left whole when no cut of its shape fits, because a client checks it
+//! against the tool's `outputSchema` (the official SDKs refuse a result that does not match), and
+//! MCP before 2026-07-28 allows only an object there. Every other field stays byte for byte.
+
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+use super::found::{cap_shape, cut_blocks};
+use super::raw::{fields, string, Splices};
+use crate::json::CutText;
+use crate::limit::Outcome;
+use crate::limits::ToolOutputLimits;
+use crate::truncation::Truncation;
+
+/// The `_meta` key under which a capped result carries the figures of its cuts:
+/// `{"content": Truncation, "structuredContent": Truncation}`, each only when cut.
+pub const META_KEY: &str = "tool-output-cap/truncation";
+
+/// A `CallToolResult` capped: its JSON, and the figures of each part cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CappedResult {
+    /// The result, with `content` and `structuredContent` cut and the figures in `_meta`.
+    pub json: String,
+    /// The cut of the text blocks, if they were cut.
+    pub content: Option<Truncation>,
+    /// The cut of `structuredContent`, if it was cut.
+    pub structured_content: Option<Truncation>,
+}
+
+impl ToolOutputLimits {
+    /// `result`, the JSON of an MCP `CallToolResult` of `tool`, capped to the tool's limit as
+    /// the [module](self) says, each cut recorded ([`Truncation::record`]); `None` when nothing
+    /// was cut, or `result` is no complete result.
+    ///
+    /// ```
+    /// use serde_json::{json, Value};
+    /// use tool_output_cap::wire::META_KEY;
+    /// use tool_output_cap::ToolOutputLimits;
+    ///
+    /// let listing: String = (0..5000).map(|i| format!("/srv/file_{i}.txt\n")).collect();
+    /// let result = json!({
+    ///     "content": [{"type": "text", "text": listing}],
+    ///     "structuredContent": {"content": listing},
+    /// });
+    /// let limits = ToolOutputLimits::default().with_tool("search_files", 1000)?;
+    /// let capped = limits.cap_call_tool_result("search_files", &result.to_string()).unwrap();
+    /// let capped: Value = serde_json::from_str(&capped.json)?;
+    /// assert!(capped["content"][0]["text"].as_str().unwrap().ends_with("refine your query"));
+    /// assert_eq!(capped["_meta"][META_KEY]["structuredContent"]["max_tokens"], 1000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cap_call_tool_result(&self, tool: &str, result: &str) -> Option<CappedResult> {
+        let raw: &RawValue = serde_json::from_str(result).ok()?;
+        let result = raw.get();
+        let fields = fields(raw)?;
+        let result_type = fields.get("resultType").and_then(|kind| string(kind));
+        if result_type.is_some_and(|kind| kind != "complete") {
+            return None;
+        }
+        let outcome = match fields.get("isError") {
+            Some(error) if error.get() == "true" => Outcome::Error,
+            _ => Outcome::Output,
+        };
+        let limit = outcome.limit(self.limit_for(tool));
+        let tokenizer = self.tokenizer();
+        let mut splices = Splices::default();
+        let blocks = fields.get("content").and_then(|content| {
+            cut_blocks(content, "text", &limit, tokenizer).map(|b| (content, b))
+        });
+        if let Some((content, blocks)) = &blocks {
+            splices.replace(result, content.get(), blocks.json.as_str().into());
+        }
+        let known = blocks.as_ref().map(|(_, blocks)| CutText {
+            text: &blocks.joined,
+            cut: &blocks.cut,
+        });
+        let structured = fields.get("structuredContent").and_then(|value| {
+            let capped = cap_shape(value, tool, &limit, tokenizer, known, "structuredContent")?;
+            let (json, truncation) = capped.ok()?;
+            splices.replace(result, value.get(), json.into());
+            Some(truncation)
+        });
+        let content = blocks.map(|(_, blocks)| blocks.cut.truncation);
+        let mut figures = Map::new();
+        for (part, truncation) in [("content", content), ("structuredContent", structured)] {
+            if let Some(truncation) = truncation {
+                truncation.record(tool, outcome);
+                figures.insert(part.to_owned(), serde_json::to_value(truncation).ok()?);
+            }
+        }
+        if figures.is_empty() {
+            return None;
+        }
+        with_figures(&mut splices, result, fields.get("_meta").copied(), figures)?;
+        Some(CappedResult {
+            json: splices.apply(result)?,
+            content,
+            structured_content: structured,
+        })
+    }
+}
+
+/// Puts `figures` under [`META_KEY`] in the result's `_meta`, `meta` if it has one (an object),
+/// or in a new `_meta` at the end of `result`; the other keys of `_meta` stay as they were.
+fn with_figures(
+    splices: &mut Splices,
+    result: &str,
+    meta: Option<&RawValue>,
+    figures: Map<String, Value>,
+) -> Option<()> {
+    let figures = Value::Object(figures).to_string();
+    let entry = format!("{}:{figures}", Value::from(META_KEY));
+    let Some(meta) = meta else {
+        let end = &result[result.len() - 1..];
+        splices.replace(result, end, format!(",\"_meta\":{{{entry}}}}}").into());
+        return Some(());
+    };
+    let fields = fields(meta)?;
+    match fields.get(META_KEY) {
+        Some(old) => splices.replace(result, old.get(), figures.into()),
+        None if fields.is_empty() => {
+            splices.replace(result, meta.get(), format!("{{{entry}}}").into())
+        }
+        None => splices.replace(result, &meta.get()[..1], format!("{{{entry},").into()),
+    }
+    Some(())
+}
