@@ -95,3 +95,17 @@ def note_of(text: str) -> int:
 def unmatched_warnings(caught) -> list[str]:
     """The messages of the adapters' warnings of per_tool names that match no tool."""
     return [str(w.message) for w in caught if "tool_output_cap: per_tool names" in str(w.message)]
+
+
+def no_fit_shapes() -> dict:
+    """The three structures no cut of the shape fits under a limit of 100: an object of 500 short
+    fields, small objects nested with no list, and a list of one such object."""
+    fields = {f"field_{i}": i for i in range(500)}
+    nested: dict = {"leaf": 0}
+    for depth in range(1, 120):
+        nested = {"depth": depth, "flag": True, "inner": nested}
+    return {
+        "500 short fields": fields,
+        "nested small objects": nested,
+        "a list of one huge item": [fields],
+    }

@@ -300,14 +300,28 @@ def test_cap_json_keeps_the_shape_of_a_structure(listing):
     assert limits.cap_json("Search", small).text is small
 
 
-def test_cap_json_caps_as_text_what_no_cut_of_the_structure_fits():
+@pytest.mark.parametrize("error", [False, True])
+def test_cap_json_says_when_no_cut_of_the_shape_fits_and_caps_it_as_text(error):
     import json
 
-    fields = json.dumps({f"field_{i}": i for i in range(2000)})
-    capped = toc.Limits(default_max_tokens=200).cap_json("Stats", fields)
-    assert toc.count(capped.text) <= 200
-    assert fields.startswith(capped.text[: capped.text.rindex("\n")])
-    note_of(capped.text)
+    from conftest import no_fit_shapes
+
+    limits = toc.Limits(default_max_tokens=100)
+    for shape, value in no_fit_shapes().items():
+        text = json.dumps(value, separators=(",", ":"))
+        capped = limits.cap_json("Stats", text, error=error)
+        assert isinstance(capped, toc.CappedJson)
+        assert capped.is_json is False, shape
+        assert toc.count(capped.text) <= 100, shape
+        assert note_of(capped.text) == capped.truncation.dropped_tokens, shape
+        kept = capped.text[: capped.text.rindex("\n")]
+        assert (text.endswith(kept) if error else text.startswith(kept)), shape
+        with pytest.raises(ValueError):
+            json.loads(capped.text)
+    # A list shortened keeps the shape, and says so.
+    files = json.dumps({"files": [f"src/{i}.rs" for i in range(3000)]})
+    kept = limits.cap_json("Search", files)
+    assert kept.is_json is True and len(json.loads(kept.text)["files"]) < 3000
 
 
 def test_cap_json_refuses_text_that_is_not_json():

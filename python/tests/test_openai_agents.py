@@ -136,3 +136,13 @@ def test_a_per_tool_name_that_matches_no_tool_is_one_warning(listing):
     [said] = unmatched_warnings(caught)
     assert "'Glob'" in said and "glob" in said
     assert toc.count(output) <= 400
+
+
+def test_a_structure_no_cut_fits_is_sent_as_text_within_its_limit():
+    from conftest import no_fit_shapes
+
+    limits = toc.Limits(default_max_tokens=100)
+    for shape, value in no_fit_shapes().items():
+        output = run(cap_tools([glob_returning(value)], limits), value)
+        assert toc.count(output) <= 100, shape
+        note_of(output)

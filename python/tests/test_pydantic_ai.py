@@ -107,3 +107,13 @@ def test_a_per_tool_name_that_matches_no_tool_is_one_warning(listing):
         "never applies (names are case-sensitive)"
     ]
     assert toc.count(seen) <= 400
+
+
+def test_a_structure_no_cut_fits_is_sent_as_text_within_its_limit():
+    from conftest import no_fit_shapes
+
+    limits = toc.Limits(default_max_tokens=100)
+    for shape, value in no_fit_shapes().items():
+        seen = run_glob(lambda tools: CappedToolset(tools, limits), value)
+        assert toc.count(seen) <= 100, shape
+        note_of(seen)

@@ -15,6 +15,7 @@ The adapters are in ``tool_output_cap.langchain``, ``tool_output_cap.pydantic_ai
 
 from ._native import (
     Capped,
+    CappedJson,
     CappedRequest,
     Limits,
     ManifestError,
@@ -28,6 +29,7 @@ from ._native import (
 
 __all__ = [
     "Capped",
+    "CappedJson",
     "CappedRequest",
     "Limits",
     "ManifestError",

@@ -43,6 +43,18 @@ class Capped:
     def truncation(self) -> Optional[Truncation]: ...
 
 @final
+class CappedJson:
+    """A capped JSON text: JSON of the same shape when `is_json`, else its JSON capped as text,
+    since no cut of the shape fits; `truncation` is None when it came back unchanged."""
+
+    @property
+    def text(self) -> str: ...
+    @property
+    def truncation(self) -> Optional[Truncation]: ...
+    @property
+    def is_json(self) -> bool: ...
+
+@final
 class Limits:
     """The limit of every tool and of each tool by name, and the tokenizer they count with."""
 
@@ -66,10 +78,10 @@ class Limits:
         self, tool_name: str, texts: Sequence[str], error: bool = False
     ) -> tuple[list[Optional[str]], Optional[Truncation]]:
         """The parts of one output capped as one text joined by newlines; None for a part cut out."""
-    def cap_json(self, tool_name: str, json: str, error: bool = False) -> Capped:
+    def cap_json(self, tool_name: str, json: str, error: bool = False) -> CappedJson:
         """The JSON text of a structured result capped to compact JSON of the same shape: its
-        longest string or its lists cut, the note ending a string; capped as text when no such
-        cut fits. Raises ValueError for text that is not JSON."""
+        longest string or its lists cut, the note ending a string. When no such cut fits, its
+        JSON capped as text, and `is_json` False. Raises ValueError for text that is not JSON."""
     def cap_turn(self, results: Sequence[tuple[str, str, bool]]) -> list[Capped]:
         """One turn's results, each (tool_name, text, error), capped to their tools' limits and,
         with the manifest's max_tokens_per_turn, together within it."""

@@ -38,8 +38,9 @@ def cap_tools(tools: Iterable[Any], limits: Limits) -> list[Any]:
     value over the limit is capped to JSON of the same shape (`Limits.cap_json`): its longest
     string cut and ending with the note, or its largest lists shortened. A tool with an
     `output_json_schema` gets that value back, which the SDK checks against the schema and sends
-    as JSON; any other tool gets the capped JSON text, in place of the `str` of the value that
-    the SDK would send. A value that is not JSON is capped as its `str`. Images and files are left
+    as JSON (left whole, with a warning, when no cut of its shape fits: the schema demands it);
+    any other tool gets the capped JSON text, in place of the `str` of the value that the SDK
+    would send (that JSON capped as text when no cut of its shape fits). A value that is not JSON is capped as its `str`. Images and files are left
     as they are, and tools that are not `FunctionTool`s are returned as they are.
 
     Warns once for each `per_tool` name of `limits` that is none of the tools' names.
@@ -95,15 +96,14 @@ def _cap_schema_value(limits: Limits, name: str, output: Any) -> Any:
         return output
     if capped.truncation is None:
         return output
-    try:
+    if capped.is_json:
         return json.loads(capped.text)
-    except ValueError:
-        warnings.warn(
-            f"tool_output_cap: the output of {name!r} is over its limit, and no cut of a string "
-            "or a list keeps it within it and of its output_json_schema's shape; left whole",
-            stacklevel=2,
-        )
-        return output
+    warnings.warn(
+        f"tool_output_cap: the output of {name!r} is over its limit, and no cut of a string "
+        "or a list keeps it within it and of its output_json_schema's shape; left whole",
+        stacklevel=2,
+    )
+    return output
 
 
 def _json_of(output: Any) -> Optional[str]:

@@ -31,7 +31,8 @@ class CappedToolset(WrapperToolset):
     A string is capped as it is. Any other value is capped as the JSON the model would be sent
     (`ToolReturnPart.model_response_str`), to JSON of the same shape (`Limits.cap_json`): its
     longest string cut and ending with the note, or its largest lists shortened. It is replaced
-    by that value, which pydantic-ai sends as that JSON. A `ToolReturn` has its `return_value`
+    by that value, which pydantic-ai sends as that JSON; when no cut of its shape fits, by its
+    JSON capped as text. A `ToolReturn` has its `return_value`
     capped. A value with files (images, documents) is left as it is: files are not text.
 
     Warns once, when the agent first lists the tools, for each `per_tool` name of `limits` that
@@ -66,8 +67,5 @@ class CappedToolset(WrapperToolset):
         capped = self.limits.cap_json(name, part.model_response_str())
         if capped.truncation is None:
             return value
-        try:
-            return json.loads(capped.text)
-        except ValueError:
-            # No cut of a string or a list made it fit, and it was capped as text.
-            return capped.text
+        # When no cut of its shape fits, its JSON capped as text, which pydantic-ai sends as it is.
+        return json.loads(capped.text) if capped.is_json else capped.text
