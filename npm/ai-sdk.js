@@ -1,7 +1,9 @@
 // The Vercel AI SDK (v6 and later): each tool's output capped where the SDK turns it into what
 // the model reads, its `toModelOutput({ toolCallId, input, output })`. A tool's own
 // `toModelOutput` (MCP tools from `@ai-sdk/mcp` have one) runs first, and what it gives is
-// capped. A thrown error keeps its tail. The SDK itself is not imported.
+// capped. A thrown error keeps its tail, and what the model reads of it, `Error: ` included, is
+// within the limit. A JSON output that no cut of its shape fits is sent as text, capped. The
+// SDK itself is not imported.
 "use strict";
 
 const { Limits } = require("./index.js");
@@ -23,7 +25,11 @@ function capTool(name, tool, limits) {
         try {
           return await execute.apply(tool, args);
         } catch (error) {
-          if (error instanceof Error) error.message = limits.cap(name, error.message, { error: true }).text;
+          // The SDK writes it as `error.toString()`: `Name: message`.
+          if (error instanceof Error) {
+            const prefix = errorPrefix(error);
+            error.message = limits.cap(name, error.message, { error: true, prefix }).text;
+          }
           throw error;
         }
       },
@@ -33,6 +39,12 @@ function capTool(name, tool, limits) {
       return capModelOutput(limits, name, output);
     },
   };
+}
+
+/** What `Error.prototype.toString` writes before an error's message. */
+function errorPrefix(error) {
+  const name = error.name === undefined ? "Error" : String(error.name);
+  return name === "" ? "" : `${name}: `;
 }
 
 /** The SDK's own default: a string as text, anything else as JSON. */
@@ -53,7 +65,10 @@ function capModelOutput(limits, name, output) {
     case "json":
     case "error-json": {
       const capped = limits.capJson(name, output.value, { error });
-      return capped.truncation ? { ...output, value: JSON.parse(capped.text) } : output;
+      if (!capped.truncation) return output;
+      // No cut of its shape fits: its JSON, capped as text, as text.
+      if (!capped.isJson) return { ...output, type: error ? "error-text" : "text", value: capped.text };
+      return { ...output, value: JSON.parse(capped.text) };
     }
     case "content": {
       // Its text parts capped together, as the MCP proxy caps a result's text blocks; the

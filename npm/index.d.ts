@@ -18,6 +18,15 @@ export interface Capped {
   truncation: Truncation | null;
 }
 
+/**
+ * A capped JSON value: `text` is compact JSON of the same shape when `isJson`; when no cut of the
+ * shape fits (an object of many short fields), it is that JSON capped as text, and `isJson` is
+ * false. Within its limit, the caller's own text, `truncation` null and `isJson` true.
+ */
+export interface CappedJson extends Capped {
+  isJson: boolean;
+}
+
 export interface CountOptions {
   /** `o200k_base` unless given. */
   encoding?: Encoding;
@@ -50,7 +59,14 @@ export interface LimitsOptions {
 export interface ToolCapOptions {
   /** The output is the tool's error: its tail is kept. */
   error?: boolean;
+  /**
+   * What a framework writes before the text (the AI SDK writes a thrown error as `Error: ...`):
+   * the prefix and the capped text together are within the limit. Not part of `text`.
+   */
+  prefix?: string;
 }
+
+// Every function throws a `TypeError` naming the argument for a value of the wrong type.
 
 /** The tokens of `text`, read as ordinary text (special-token text is text). */
 export declare function count(text: string, options?: CountOptions): number;
@@ -72,11 +88,12 @@ export declare class Limits {
   capAsync(toolName: string, text: string, options?: ToolCapOptions): Promise<Capped>;
   /**
    * A structured result (a value, or its JSON text) capped to compact JSON of the same shape:
-   * its longest string cut and ending with the note, or its largest lists shortened; as text
-   * when no such cut fits. `text` is the JSON; text that is not JSON throws.
+   * its longest string cut and ending with the note, or its largest lists shortened. When no such
+   * cut fits, its JSON capped as text, and `isJson` false: branch on it. Text that is not JSON
+   * throws.
    */
-  capJson(toolName: string, value: unknown, options?: ToolCapOptions): Capped;
-  capJsonAsync(toolName: string, value: unknown, options?: ToolCapOptions): Promise<Capped>;
+  capJson(toolName: string, value: unknown, options?: ToolCapOptions): CappedJson;
+  capJsonAsync(toolName: string, value: unknown, options?: ToolCapOptions): Promise<CappedJson>;
   /**
    * The parts of one output (an MCP result's text blocks) capped as one text joined by
    * newlines: each part's kept text, null for a part wholly cut out; null when within the limit.

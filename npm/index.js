@@ -12,14 +12,51 @@ class ManifestError extends Error {
   }
 }
 
+// The one place arguments are checked: a value of the wrong type is a `TypeError` naming the
+// argument, before the addon would give a message of its own.
+
+/** What `value` is, as a message says it. */
+function kind(value) {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+function expect(name, value, type) {
+  if (typeof value !== type) throw new TypeError(`${name} must be a ${type}, found ${kind(value)}`);
+  return value;
+}
+
+function expectStrings(name, values) {
+  if (!Array.isArray(values)) throw new TypeError(`${name} must be an array of strings, found ${kind(values)}`);
+  values.forEach((value, i) => expect(`${name}[${i}]`, value, "string"));
+  return values;
+}
+
+/** The types of every option this package takes; the crate checks their values. */
+const OPTION_TYPES = { encoding: "string", maxTokens: "number", keep: "string", hint: "string", error: "boolean", prefix: "string" };
+
+function expectOptions(name, options) {
+  if (options === undefined || options === null) return undefined;
+  if (typeof options !== "object" || Array.isArray(options)) {
+    throw new TypeError(`${name} must be an object, found ${kind(options)}`);
+  }
+  for (const [key, type] of Object.entries(OPTION_TYPES)) {
+    if (options[key] !== undefined) expect(`${name}.${key}`, options[key], type);
+  }
+  return options;
+}
+
 /** `text` when the addon gave it back unchanged (`null`): the caller's own string. */
-const capped = (text, result) => (result.text === null ? { text, truncation: null } : result);
+const capped = (text, result) => (result.text === null ? { ...result, text, truncation: null } : result);
 const json = (value) => (typeof value === "string" ? value : JSON.stringify(value));
 
-const count = (text, options) => native.count(text, options);
-const countAsync = (text, options) => native.countAsync(text, options);
-const cap = (text, options) => capped(text, native.cap(text, options));
-const capAsync = async (text, options) => capped(text, await native.capAsync(text, options));
+const count = (text, options) => native.count(expect("text", text, "string"), expectOptions("options", options));
+const countAsync = async (text, options) =>
+  native.countAsync(expect("text", text, "string"), expectOptions("options", options));
+const cap = (text, options) => capped(text, native.cap(expect("text", text, "string"), expectOptions("options", options)));
+const capAsync = async (text, options) =>
+  capped(text, await native.capAsync(expect("text", text, "string"), expectOptions("options", options)));
 
 /** The limit of every tool, of each tool by name, and the tokenizer they count with. */
 class Limits {
@@ -27,47 +64,60 @@ class Limits {
 
   /** The keys of the manifest's `[worker.tool_output]`, in camel case. */
   constructor(options) {
+    if (!(options instanceof native.NativeLimits) && options !== undefined && options !== null) {
+      if (typeof options !== "object" || Array.isArray(options)) {
+        throw new TypeError(`options must be an object, found ${kind(options)}`);
+      }
+    }
     this.#native = manifest(() => (options instanceof native.NativeLimits ? options : new native.NativeLimits(options)));
   }
 
   /** The `[worker.tool_output]` section of the manifest at `path`, as the crate reads it. */
   static fromManifest(path) {
+    expect("path", path, "string");
     return new Limits(manifest(() => native.NativeLimits.fromManifest(path)));
   }
 
   cap(toolName, text, options) {
-    return capped(text, this.#native.cap(toolName, text, options));
+    return capped(text, this.#native.cap(...this.#checked(toolName, text, options)));
   }
 
   async capAsync(toolName, text, options) {
-    return capped(text, await this.#native.capAsync(toolName, text, options));
+    return capped(text, await this.#native.capAsync(...this.#checked(toolName, text, options)));
   }
 
   capJson(toolName, value, options) {
     const text = json(value);
-    return capped(text, this.#native.capJson(toolName, text, options));
+    return capped(text, this.#native.capJson(...this.#checked(toolName, text, options, "value")));
   }
 
   async capJsonAsync(toolName, value, options) {
     const text = json(value);
-    return capped(text, await this.#native.capJsonAsync(toolName, text, options));
+    return capped(text, await this.#native.capJsonAsync(...this.#checked(toolName, text, options, "value")));
   }
 
   /** The parts of one output capped as one text joined by newlines; null when within. */
   capTexts(toolName, texts, options) {
-    return this.#native.capTexts(toolName, texts, options);
+    expect("toolName", toolName, "string");
+    return this.#native.capTexts(toolName, expectStrings("texts", texts), expectOptions("options", options));
   }
 
   count(text) {
-    return this.#native.count(text);
+    return this.#native.count(expect("text", text, "string"));
   }
 
   maxTokensFor(toolName) {
-    return this.#native.maxTokensFor(toolName);
+    return this.#native.maxTokensFor(expect("toolName", toolName, "string"));
   }
 
   unmatchedTools(tools) {
-    return this.#native.unmatchedTools(tools);
+    return this.#native.unmatchedTools(expectStrings("tools", tools));
+  }
+
+  /** The arguments of a tool's cap, checked. */
+  #checked(toolName, text, options, textName = "text") {
+    if (text === undefined) throw new TypeError(`${textName} must be JSON, found undefined`);
+    return [expect("toolName", toolName, "string"), expect(textName, text, "string"), expectOptions("options", options)];
   }
 }
 

@@ -2,7 +2,7 @@
 // with the limit of the tool the model called. `langchain` is imported when this module is.
 "use strict";
 
-const { createMiddleware } = require("langchain");
+const { createMiddleware, MiddlewareError, ToolInvocationError } = require("langchain");
 const { ToolMessage } = require("@langchain/core/messages");
 const { Limits } = require("./index.js");
 const { warnOfUnmatchedTools } = require("./names.js");
@@ -11,8 +11,12 @@ const { warnOfUnmatchedTools } = require("./names.js");
  * `createMiddleware` with `wrapToolCall`: each `ToolMessage` (a `Command`'s too) capped with the
  * limit of `request.toolCall.name`. A string content is capped; a list of blocks has its text
  * (strings and `{ type: "text" }` blocks) capped as one text joined by newlines, blocks wholly
- * past the cut removed and other blocks kept. A `status: "error"` message keeps its tail, and so
- * does the message of an error the tool throws.
+ * past the cut removed and other blocks kept. A `status: "error"` message keeps its tail.
+ *
+ * An error the tool throws becomes the error `ToolMessage` that `createAgent` writes for it
+ * without middleware (LangChain treats an error out of a middleware as fatal), capped, keeping
+ * its tail: the model reads it and the run goes on. Interrupts, an aborted run and errors of
+ * other middleware are thrown on, as they would be without this one.
  */
 function toolOutputCapMiddleware(limits = new Limits()) {
   let checked = false;
@@ -27,15 +31,32 @@ function toolOutputCapMiddleware(limits = new Limits()) {
     },
     wrapToolCall: async (request, handler) => {
       const name = request.toolCall.name;
+      let result;
       try {
-        return capResult(limits, name, await handler(request));
+        result = await handler(request);
       } catch (error) {
-        // A tool's error that the agent raises: its message keeps its tail.
-        if (error instanceof Error) error.message = limits.cap(name, error.message, { error: true }).text;
-        throw error;
+        const content = toolErrorContent(error, request);
+        if (content === undefined) throw error;
+        result = new ToolMessage({ content, tool_call_id: request.toolCall.id, name, status: "error" });
       }
+      return capResult(limits, name, result);
     },
   });
+}
+
+/**
+ * What `createAgent`'s default error handling writes for `error`, a tool's: `undefined` for an
+ * error it throws on (an interrupt, an aborted run, another middleware's error).
+ */
+function toolErrorContent(error, request) {
+  // LangGraph's interrupts and commands to a parent graph (`isGraphBubbleUp`).
+  if (error?.is_bubble_up === true) return undefined;
+  if (request.runtime?.signal?.aborted) return undefined;
+  let root = error;
+  while (MiddlewareError.isInstance(root)) root = root.cause;
+  if (ToolInvocationError.isInstance(root)) return root.message;
+  if (root !== error) return undefined;
+  return `${error}\n Please fix your mistakes.`;
 }
 
 function capResult(limits, name, result) {

@@ -7,8 +7,8 @@ const { Limits } = require("./index.js");
 
 /**
  * Caps each tool's result to the limit of its name: a string as text, any other JSON value as
- * JSON of the same shape. Mastra calls `processToolResult` only for a tool that returned, so a
- * thrown error is left to Mastra.
+ * JSON of the same shape, or, when no cut of its shape fits, as its JSON capped as text. Mastra
+ * calls `processToolResult` only for a tool that returned, so a thrown error is left to Mastra.
  */
 class ToolOutputCapProcessor {
   constructor(limits = new Limits()) {
@@ -35,7 +35,8 @@ function capResult(limits, name, result) {
   }
   if (result === null || typeof result !== "object") return result;
   const capped = limits.capJson(name, result);
-  return capped.truncation ? JSON.parse(capped.text) : result;
+  if (!capped.truncation) return result;
+  return capped.isJson ? JSON.parse(capped.text) : capped.text;
 }
 
 module.exports = { ToolOutputCapProcessor };

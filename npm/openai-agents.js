@@ -8,8 +8,10 @@ const { warnOfUnmatchedTools } = require("./names.js");
 /**
  * `tools`, each function tool's output capped to the limit of its name: a string as text, a
  * `{ type: "text" }` output's text, and any other JSON value over the limit as JSON of the same
- * shape (its capped JSON text in place of the value, or, for a tool with an `outputSchema`, the
- * capped value itself). Images and files, and tools that are not function tools, stay as they are.
+ * shape: its capped JSON text in place of the value (when no cut of its shape fits, that JSON
+ * capped as text), or, for a tool with an `outputSchema`, the capped value itself (left whole,
+ * with a warning, when no cut of its shape fits: the schema demands the shape). Images and files,
+ * and tools that are not function tools, stay as they are.
  */
 function capTools(tools, limits = new Limits()) {
   warnOfUnmatchedTools(limits, tools.map((tool) => tool.name ?? ""));
@@ -35,7 +37,14 @@ function capOutput(limits, name, output, structured) {
   if (output === null || typeof output !== "object" || ["image", "file"].includes(output.type)) return output;
   const capped = limits.capJson(name, output);
   if (!capped.truncation) return output;
-  return structured ? JSON.parse(capped.text) : capped.text;
+  if (!structured) return capped.text;
+  if (capped.isJson) return JSON.parse(capped.text);
+  process.emitWarning(
+    `tool_output_cap: the output of ${JSON.stringify(name)} is over its limit, and no cut of a ` +
+      "string or a list keeps it within it and of its outputSchema's shape; left whole",
+    { code: "TOOL_OUTPUT_CAP_NO_CUT_FITS" },
+  );
+  return output;
 }
 
 module.exports = { capTools };

@@ -14,6 +14,7 @@ import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { count, Limits } from "tool-output-cap";
 import { capTools } from "tool-output-cap/ai-sdk";
+import { NO_FIT } from "./shapes.mjs";
 
 const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
 const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
@@ -76,6 +77,30 @@ test("a thrown error keeps its tail", async () => {
   assert.ok(count(output.value) <= 5000);
   assert.match(output.value, NOTE);
   assert.ok(output.value.replace(NOTE, "").endsWith("error: the last line says what failed\n"));
+});
+
+test("what the model reads of a thrown error, `Error: ` included, is within the limit", async () => {
+  // Dense text: about one token for every two characters.
+  const dense = Array.from({ length: 40_000 }, (_, i) => ((i * 7919) % 65_521).toString(36)).join("");
+  for (const maxTokens of [1000, 5000]) {
+    const tools = capTools({ build: tool({ inputSchema: schema, execute: async () => { throw new Error(dense); } }) }, new Limits({ defaultMaxTokens: maxTokens }));
+    const output = await run(tools, "build");
+    assert.equal(output.type, "error-text");
+    assert.ok(output.value.startsWith("Error: "), output.value.slice(0, 20));
+    assert.ok(count(output.value) <= maxTokens, `${count(output.value)} tokens under ${maxTokens}`);
+    assert.match(output.value, NOTE);
+  }
+});
+
+test("a structure no cut fits reaches the model as text within its limit", async () => {
+  const limits = new Limits({ defaultMaxTokens: 100 });
+  for (const [shape, value] of Object.entries(NO_FIT)) {
+    const output = await run(capTools({ stats: tool({ inputSchema: schema, execute: async () => value }) }, limits), "stats");
+    assert.equal(output.type, "text", shape);
+    assert.ok(count(output.value) <= 100, `${shape}: ${count(output.value)} tokens`);
+    assert.match(output.value, NOTE, shape);
+    assert.ok(JSON.stringify(value).startsWith(output.value.replace(NOTE, "").trimEnd()), shape);
+  }
 });
 
 test("an MCP server's tools through @ai-sdk/mcp", async () => {

@@ -13,6 +13,7 @@ import { Tiktoken } from "js-tiktoken/lite";
 import cl100k_base from "js-tiktoken/ranks/cl100k_base";
 import o200k_base from "js-tiktoken/ranks/o200k_base";
 import { cap, capAsync, count, countAsync, Limits, ManifestError } from "tool-output-cap";
+import { NO_FIT } from "./shapes.mjs";
 
 const NOTE = /\ntruncated: (\d+) tokens dropped, refine your query(: .*)?$/;
 const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
@@ -121,4 +122,47 @@ test("the event loop keeps turning while a large output is capped", async () => 
   const limits = new Limits({ perTool: { Glob: 3000 } });
   const [a, b] = await Promise.all([limits.capAsync("Glob", big), limits.capJsonAsync("Glob", { big })]);
   assert.ok(limits.count(a.text) <= 3000 && limits.count(b.text) <= 3000);
+});
+
+test("capJson says when no cut of the shape fits, and its text is within the limit", () => {
+  const limits = new Limits({ defaultMaxTokens: 100 });
+  for (const [shape, value] of Object.entries(NO_FIT)) {
+    for (const error of [false, true]) {
+      const capped = limits.capJson("stats", value, { error });
+      assert.equal(capped.isJson, false, shape);
+      assert.ok(count(capped.text) <= 100, `${shape}: ${count(capped.text)} tokens`);
+      const [, dropped] = capped.text.match(NOTE);
+      assert.equal(Number(dropped), capped.truncation.droppedTokens, shape);
+      assert.throws(() => JSON.parse(capped.text), SyntaxError, shape);
+    }
+  }
+  const files = listing.split("\n");
+  const kept = limits.capJson("search", { files });
+  assert.equal(kept.isJson, true);
+  assert.ok(JSON.parse(kept.text).files.length < files.length);
+  assert.deepEqual(limits.capJson("search", { files: ["a"] }), { text: '{"files":["a"]}', truncation: null, isJson: true });
+});
+
+test("a bad argument is a TypeError that names it", async () => {
+  const limits = new Limits();
+  const cases = [
+    [() => count(123), "text must be a string, found a number"],
+    [() => cap(123), "text must be a string, found a number"],
+    [() => cap("x", { maxTokens: "100" }), "options.maxTokens must be a number, found a string"],
+    [() => cap("x", "head"), "options must be an object, found a string"],
+    [() => limits.cap("Glob", 123), "text must be a string, found a number"],
+    [() => limits.cap(7, "x"), "toolName must be a string, found a number"],
+    [() => limits.cap("Glob", "x", { error: "yes" }), "options.error must be a boolean, found a string"],
+    [() => limits.capJson("Glob", undefined), "value must be JSON, found undefined"],
+    [() => limits.capTexts("Glob", ["a", 2]), "texts[1] must be a string, found a number"],
+    [() => limits.unmatchedTools("Glob"), "tools must be an array of strings, found a string"],
+    [() => new Limits(5000), "options must be an object, found a number"],
+    [() => Limits.fromManifest(undefined), "path must be a string, found undefined"],
+  ];
+  for (const [call, message] of cases) {
+    assert.throws(call, (error) => error instanceof TypeError && error.message === message, message);
+  }
+  // The variants on the libuv pool reject with it.
+  await assert.rejects(countAsync(null), { name: "TypeError", message: "text must be a string, found null" });
+  await assert.rejects(limits.capAsync("Glob", 1), { name: "TypeError", message: "text must be a string, found a number" });
 });

@@ -64,9 +64,17 @@ test("an error keeps its tail, and text blocks are capped together", async () =>
   assert.equal(error.status, "error");
   assert.ok(count(error.content) <= 5000);
   assert.ok(error.content.replace(NOTE, "").endsWith("error: the last line says what failed\n"));
-  // An error the tool throws, which the agent raises: its message keeps its tail.
+  // An error the tool throws: without middleware the agent hands it to the model and goes on;
+  // with this one alone too, capped, keeping its tail.
   const thrown = tool(async () => { throw new Error(log); }, { name: "build", description: "build" });
-  await assert.rejects(run([thrown], "build", [toolOutputCapMiddleware()]), (e) => count(e.message) <= 5000 && e.message.replace(NOTE, "").endsWith("error: the last line says what failed\n"));
+  const raw = await run([thrown], "build", []);
+  assert.equal(raw.status, "error");
+  assert.ok(raw.content.startsWith("Error: ") && count(raw.content) > 5000);
+  const capped = await run([thrown], "build", [toolOutputCapMiddleware()]);
+  assert.equal(capped.status, "error");
+  assert.ok(count(capped.content) <= 5000, `${count(capped.content)} tokens`);
+  assert.match(capped.content, NOTE);
+  assert.ok(raw.content.endsWith(capped.content.replace(NOTE, "").replace(/\n$/, "")));
   const blocks = tool(async () => [{ type: "text", text: listing }, { type: "text", text: listing }], { name: "read", description: "read" });
   const read = await run([blocks], "read", [toolOutputCapMiddleware()]);
   assert.ok(Array.isArray(read.content) && read.content.length === 1);

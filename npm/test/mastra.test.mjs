@@ -12,6 +12,7 @@ import { createTool } from "@mastra/core/tools";
 import { z } from "zod";
 import { count, Limits } from "tool-output-cap";
 import { ToolOutputCapProcessor } from "tool-output-cap/mastra";
+import { NO_FIT } from "./shapes.mjs";
 
 const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
 const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
@@ -47,4 +48,15 @@ test("a JSON result is capped to JSON of the same shape", async () => {
   assert.equal(output.type, "json");
   assert.ok(output.value.files.length < files.length && output.value.total === files.length);
   assert.ok(count(JSON.stringify(output.value)) <= 5000);
+});
+
+test("a structure no cut fits reaches the model as text within its limit", async () => {
+  const processor = new ToolOutputCapProcessor(new Limits({ defaultMaxTokens: 100 }));
+  for (const [shape, value] of Object.entries(NO_FIT)) {
+    const stats = createTool({ id: "stats", description: "stats", inputSchema: z.object({}), execute: async () => value });
+    const output = await run(stats, [processor]);
+    const text = typeof output.value === "string" ? output.value : JSON.stringify(output.value);
+    assert.ok(count(text) <= 100, `${shape}: ${output.type}, ${count(text)} tokens`);
+    assert.match(text, NOTE, shape);
+  }
 });

@@ -9,6 +9,7 @@ import { test } from "node:test";
 import { Agent, run, setTracingDisabled, tool, Usage } from "@openai/agents";
 import { count, Limits } from "tool-output-cap";
 import { capTools } from "tool-output-cap/openai-agents";
+import { NO_FIT } from "./shapes.mjs";
 
 setTracingDisabled(true);
 const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
@@ -59,4 +60,15 @@ test("a JSON value is capped to JSON of the same shape", async () => {
   const value = JSON.parse(text);
   assert.ok(value.files.length < files.length && value.total === files.length);
   assert.ok(count(text) <= 5000);
+});
+
+test("a structure no cut fits reaches the model as text within its limit", async () => {
+  const limits = new Limits({ defaultMaxTokens: 100 });
+  for (const [shape, value] of Object.entries(NO_FIT)) {
+    const stats = tool({ name: "stats", description: "stats", parameters, strict: true, execute: async () => value });
+    const output = await runWith(capTools([stats], limits), "stats");
+    const text = typeof output === "string" ? output : output.text;
+    assert.ok(count(text) <= 100, `${shape}: ${count(text)} tokens`);
+    assert.match(text, NOTE, shape);
+  }
 });
