@@ -67,13 +67,10 @@ impl Capped {
 #[pymethods]
 impl Capped {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let truncation = match &self.truncation {
-            Some(truncation) => truncation.get().__repr__(),
-            None => "None".to_owned(),
-        };
         Ok(format!(
-            "Capped(text=<{} chars>, truncation={truncation})",
-            self.text.bind(py).len()?
+            "Capped(text=<{} chars>, truncation={})",
+            self.text.bind(py).len()?,
+            repr(&self.truncation)
         ))
     }
 }
@@ -116,16 +113,21 @@ impl CappedJson {
 #[pymethods]
 impl CappedJson {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let truncation = match &self.truncation {
-            Some(truncation) => truncation.get().__repr__(),
-            None => "None".to_owned(),
-        };
         Ok(format!(
-            "CappedJson(text=<{} chars>, truncation={truncation}, is_json={})",
+            "CappedJson(text=<{} chars>, truncation={}, is_json={})",
             self.text.bind(py).len()?,
+            repr(&self.truncation),
             if self.is_json { "True" } else { "False" }
         ))
     }
+}
+
+/// A truncation as Python writes it: `None` for none.
+fn repr(truncation: &Option<Py<Truncation>>) -> String {
+    truncation.as_ref().map_or_else(
+        || "None".to_owned(),
+        |truncation| truncation.get().__repr__(),
+    )
 }
 
 /// How a text over its limit was cut: the crate's figures, `N` of the note being

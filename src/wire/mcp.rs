@@ -111,8 +111,8 @@ impl ToolOutputLimits {
     }
 }
 
-/// Puts `figures` under [`META_KEY`] in the result's `_meta`, `meta` if it has one (an object),
-/// or in a new `_meta` at the end of `result`; the other keys of `_meta` stay as they were.
+/// Puts `figures` under [`META_KEY`] in the result's `_meta`, `meta` if it has one, or in a new
+/// `_meta` at the end of `result`; the other keys of `_meta` stay as they were, byte for byte.
 fn with_figures(
     splices: &mut Splices,
     result: &str,
@@ -126,7 +126,8 @@ fn with_figures(
         splices.replace(result, end, format!(",\"_meta\":{{{entry}}}}}").into());
         return Some(());
     };
-    let fields = fields(meta)?;
+    // A `_meta` that is not an object (`null`) is replaced by one.
+    let fields = fields(meta).unwrap_or_default();
     match fields.get(META_KEY) {
         Some(old) => splices.replace(result, old.get(), figures.into()),
         None if fields.is_empty() => {
@@ -135,4 +136,46 @@ fn with_figures(
         None => splices.replace(result, &meta.get()[..1], format!("{{{entry},").into()),
     }
     Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::META_KEY;
+    use crate::ToolOutputLimits;
+
+    fn capped(result: Value) -> Value {
+        let listing: String = (0..3000).map(|i| format!("/srv/file_{i}.txt\n")).collect();
+        let mut result = result;
+        result["content"] = json!([{"type": "text", "text": listing}]);
+        let limits = ToolOutputLimits::new(200).unwrap();
+        let capped = limits
+            .cap_call_tool_result("find", &result.to_string())
+            .unwrap();
+        serde_json::from_str(&capped.json).unwrap()
+    }
+
+    #[test]
+    fn the_figures_go_in_meta_whatever_meta_was_and_its_keys_stay() {
+        let figures = |result: &Value| result["_meta"][META_KEY]["content"]["max_tokens"].clone();
+        assert_eq!(figures(&capped(json!({}))), 200);
+        assert_eq!(figures(&capped(json!({"_meta": null}))), 200);
+        assert_eq!(figures(&capped(json!({"_meta": {}}))), 200);
+        let kept = capped(json!({"_meta": {"trace": "t-1", META_KEY: {"old": true}}}));
+        assert_eq!(figures(&kept), 200);
+        assert_eq!(kept["_meta"]["trace"], "t-1");
+        assert!(kept["_meta"][META_KEY]["old"].is_null());
+    }
+
+    #[test]
+    fn a_result_not_complete_yet_is_left_as_it_is() {
+        let listing = "x\n".repeat(10_000);
+        let result =
+            json!({"resultType": "input_required", "content": [{"type": "text", "text": listing}]});
+        let limits = ToolOutputLimits::new(200).unwrap();
+        assert!(limits
+            .cap_call_tool_result("find", &result.to_string())
+            .is_none());
+    }
 }
