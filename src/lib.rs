@@ -96,14 +96,16 @@
 //!
 //! # Where the rest is
 //!
-//! The manifest's keys are under [`Manifest`]; a limit, valid by construction, is a [`ToolLimit`];
-//! where to cut is [`cut`] (and [`cut_leaving_room`] for an output that ends with a suffix),
-//! cutting is [`cap`]; a structured result is cut to valid JSON of the same shape by
-//! [`json::cap_json`]; the tool results of a request to a model API, where a host's built-in
-//! tools' results and a history already too big meet the model, by [`wire`], which also caps an MCP `CallToolResult`; a turn's limits are [`ToolOutputLimits::limits_for_turn`]; counting in
-//! another model's tokens is [`Tokenizer`] (and `HfTokenizer` with the `hf` feature). An output
-//! read in parts, as from a pipe, is counted by [`TokenCount`] and cut by [`StreamedOutput`],
-//! which hold only what a cut keeps. The
+//! The manifest's keys are under [`Manifest`]; a limit, valid by construction, is a
+//! [`ToolLimit`]; where to cut is [`cut`] (and [`cut_leaving_room`] for an output that ends with
+//! a suffix), cutting is [`cap`]. A structured result is cut to valid JSON of the same shape, or
+//! said to fit no such cut and cut as text, by [`json::cap_json`]. The shapes results travel in
+//! are in [`wire`]: an MCP `CallToolResult`, and the tool results of a request to a model API,
+//! where a host's built-in tools' results and a history already too big meet the model. A turn's
+//! limits are [`ToolOutputLimits::limits_for_turn`]. Counting in another model's tokens is
+//! [`Tokenizer`] (and `HfTokenizer` with the `hf` feature), given once to the limits
+//! ([`ToolOutputLimits::with_tokenizer`]). An output read in parts, as from a pipe, is counted
+//! by [`TokenCount`] and cut by [`StreamedOutput`], which hold only what a cut keeps. The
 //! repository's `docs/guarantees.md` names the tests that hold each promise, and
 //! `benches/README.md` the figures.
 

@@ -28,7 +28,8 @@ pub use self::tiktoken::Tiktoken;
 /// The cap calls [`prefix`](Tokenizer::prefix) once per output that may be over its limit, so a
 /// backend should find the cut and the total count in one pass over the text. Implement it to
 /// count with another model's tokenizer and pass it to
-/// [`ToolOutputCapLayer::with_tokenizer`](crate::ToolOutputCapLayer::with_tokenizer).
+/// [`ToolOutputLimits::with_tokenizer`](crate::ToolOutputLimits::with_tokenizer): the limits
+/// are its one owner, and the layer, the worker and the request cap all count with it.
 pub trait Tokenizer: Send + Sync + fmt::Debug {
     /// The number of tokens in `text`, read as ordinary text (no special tokens).
     fn count(&self, text: &str) -> usize;

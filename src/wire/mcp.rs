@@ -1,16 +1,9 @@
-//! MCP (`tools/call`): a `CallToolResult`, as a server sends it.
-//!
-//! | field | what the cut does |
-//! | --- | --- |
-//! | `content` | its `text` blocks cut together ([`cut_blocks`]), other blocks kept |
-//! | `structuredContent` | cut to the same shape; left whole when no cut of it fits |
-//! | `isError` | `true`: the cut keeps the tail |
-//! | `_meta` | gains [`META_KEY`] with the figures of each cut |
-//! | `resultType` | anything but `complete` is not a result yet: left as it is |
+//! MCP (`tools/call`): a `CallToolResult`, as a server sends it, capped by
+//! [`ToolOutputLimits::cap_call_tool_result`] with the block cut every shape shares.
 //!
 //! `structuredContent` is left whole when no cut of its shape fits, because a client checks it
 //! against the tool's `outputSchema` (the official SDKs refuse a result that does not match), and
-//! MCP before 2026-07-28 allows only an object there. Every other field stays byte for byte.
+//! MCP before 2026-07-28 allows only an object there.
 
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -39,9 +32,17 @@ pub struct CappedResult {
 }
 
 impl ToolOutputLimits {
-    /// `result`, the JSON of an MCP `CallToolResult` of `tool`, capped to the tool's limit as
-    /// the [module](self) says, each cut recorded ([`Truncation::record`]); `None` when nothing
-    /// was cut, or `result` is no complete result.
+    /// `result`, the JSON of an MCP `CallToolResult` of `tool`, capped to the tool's limit, each
+    /// part as the table says, and each cut recorded ([`Truncation::record`]); `None` when
+    /// nothing was cut, or `result` is no complete result. Every other field stays byte for byte.
+    ///
+    /// | field | what the cut does |
+    /// | --- | --- |
+    /// | `content` | its `text` blocks cut together as one text, other blocks kept |
+    /// | `structuredContent` | cut to the same shape; left whole, with a warning, when no cut of it fits, since a client checks it against the tool's `outputSchema` |
+    /// | `isError` | `true`: the cut keeps the tail |
+    /// | `_meta` | gains [`META_KEY`] with the figures of each cut |
+    /// | `resultType` | anything but `complete` is not a result yet: left as it is |
     ///
     /// ```
     /// use serde_json::{json, Value};
