@@ -192,7 +192,7 @@ fn history(turns: &[(&str, String)]) -> String {
 }
 
 #[test]
-fn a_turns_budget_is_shared_by_its_results_and_earlier_cuts_do_not_move() {
+fn each_turns_budget_is_shared_by_its_results_and_appending_turns_moves_no_cut() {
     let limits = ToolOutputLimits::new(5000)
         .unwrap()
         .with_max_tokens_per_turn(6000)
@@ -217,15 +217,25 @@ fn a_turns_budget_is_shared_by_its_results_and_earlier_cuts_do_not_move() {
     assert_eq!(shares.len(), 2);
     assert!(shares.iter().sum::<usize>() <= 6000, "{shares:?}");
 
-    // Once the model answered, those results are of an earlier turn: held to their own limits,
-    // which they are within, so their bytes stay.
-    let mut next: Value = serde_json::from_str(capped.body.as_deref().unwrap()).unwrap();
+    // The host sends its own uncut history again with one more turn: the first turn's results
+    // still share its budget, so its bytes stay, with the cache cold as here.
+    let mut next: Value = serde_json::from_str(&both).unwrap();
     next["messages"].as_array_mut().unwrap().extend([
         json!({"role": "assistant", "content": [{"type": "tool_use", "id": "c", "name": "Read", "input": {}}]}),
-        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": "fn main() {}"}]}),
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c", "content": listing(3000)}]}),
     ]);
-    let next = next.to_string();
-    assert_eq!(cap.cap(Api::AnthropicMessages, &next).unwrap().body, None);
+    let again = cap.cap(Api::AnthropicMessages, &next.to_string()).unwrap();
+    let (first, second) = (capped.body.unwrap(), again.body.unwrap());
+    // `{"messages":[...],"model":"m"}`: the first turn is all before the list's end.
+    let first_turn = &first[..first.rfind("],\"model\"").unwrap()];
+    assert!(
+        second.starts_with(first_turn),
+        "an earlier turn's bytes moved"
+    );
+    let again: Vec<usize> = again.cuts.iter().map(|c| c.truncation.max_tokens).collect();
+    assert_eq!(again[..2], shares[..]);
+    // The new turn's one result has the whole turn budget, within its tool's limit.
+    assert_eq!(again[2], 5000);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
-use super::raw::{last_of_role, string_field, Object};
+use super::raw::{string_field, turns_of_role, Object};
 use crate::limit::Outcome;
 
 /// Where the request's tool results are: the blocks of each message's content.
@@ -12,7 +12,7 @@ pub(super) const PATH: &[&str] = &["messages", "content"];
 
 pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
     let messages = &request.list;
-    let last_assistant = last_of_role(messages, "assistant");
+    let turns = turns_of_role(messages, "assistant");
     let mut tools = HashMap::new();
     let mut results = Vec::new();
     for (at, message) in messages.iter().enumerate() {
@@ -43,7 +43,7 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
                 tool: id.and_then(|id| tools.get(&id).cloned()),
                 outcome,
                 content,
-                latest: last_assistant.is_none_or(|last| at > last),
+                turn: turns[at],
             })
         })
         .collect()

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::found::{Content, Found};
-use super::raw::{fields, last_of_role, string_field, Object};
+use super::raw::{fields, string_field, turns_of_role, Object};
 use crate::limit::Outcome;
 
 /// Where the request's tool calls are: each message's `tool_calls`.
@@ -13,7 +13,7 @@ pub(super) const PATH: &[&str] = &["messages", "tool_calls"];
 pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
     let messages = &request.list;
     let role = |message: &Object<'_>| string_field(&message.fields, "role");
-    let last_assistant = last_of_role(messages, "assistant");
+    let turns = turns_of_role(messages, "assistant");
     let mut tools = HashMap::new();
     for call in messages.iter().flat_map(|message| &message.list) {
         let name = call
@@ -36,7 +36,7 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
                 tool: id.and_then(|id| tools.get(&id).cloned()),
                 outcome: Outcome::Output,
                 content,
-                latest: last_assistant.is_none_or(|last| at > last),
+                turn: turns[at],
             })
         })
         .collect()

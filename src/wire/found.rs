@@ -19,8 +19,9 @@ pub(super) struct Found<'a> {
     pub(super) tool: Option<String>,
     pub(super) outcome: Outcome,
     pub(super) content: Content<'a>,
-    /// Whether the result is of the latest turn: after the model's last message.
-    pub(super) latest: bool,
+    /// The turn it belongs to: where in the request the model message it answers is, the last
+    /// model message before it (`None` before any).
+    pub(super) turn: Option<usize>,
 }
 
 /// The part of a request that a tool result's cut replaces.

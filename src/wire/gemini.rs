@@ -4,7 +4,7 @@
 //! for an error), its capped text. One with an `error` and no `output` is an error.
 
 use super::found::{Content, Found};
-use super::raw::{fields, last_of_role, string_field, Object};
+use super::raw::{fields, string_field, turns_of_role, Object};
 use crate::limit::Outcome;
 
 /// Where the request's tool results are: the parts of each content.
@@ -12,7 +12,7 @@ pub(super) const PATH: &[&str] = &["contents", "parts"];
 
 pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
     let contents = &request.list;
-    let last_model = last_of_role(contents, "model");
+    let turns = turns_of_role(contents, "model");
     let mut results = Vec::new();
     for (at, content) in contents.iter().enumerate() {
         for part in &content.list {
@@ -37,7 +37,7 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
                 tool: string_field(&response, "name"),
                 outcome,
                 content: Content::Json(value, Some(text_in)),
-                latest: last_model.is_none_or(|last| at > last),
+                turn: turns[at],
             });
         }
     }

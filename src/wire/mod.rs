@@ -25,9 +25,10 @@
 //!   (`is_error: true`, or a Gemini `response` with an `error` and no `output`) keeps its tail.
 //! - `per_tool` applies to the names the model sees (Claude Code's `Glob`, `Read`, `Bash`); a
 //!   result whose call is not in the request gets the default limit.
-//! - With `max_tokens_per_turn`, the results of the latest turn (after the model's last message)
-//!   share it as [`ToolOutputLimits::limits_for_turn`] says; older results are held to their own
-//!   limits only, so a cut made in an earlier turn does not move.
+//! - With `max_tokens_per_turn`, the results of each turn (those that answer one model message)
+//!   share it as [`ToolOutputLimits::limits_for_turn`] says, each turn on its own: a turn's cuts
+//!   depend on its own results alone, so appending turns never moves an earlier turn's cuts,
+//!   whatever the cache holds.
 //! - The same request bytes give the same output bytes. A result within its limit, one this
 //!   crate already cut among them, and every byte outside the cut results stay as they were:
 //!   a history capped once is the same bytes on every later turn, so the provider's prompt
@@ -40,10 +41,11 @@
 //! in a cache of bounded size: a long history sent again on every turn is not counted again.
 
 use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::Arc;
 
-use crate::limit::Outcome;
+use crate::limit::{Outcome, ToolLimit};
 use crate::limits::ToolOutputLimits;
 use crate::name::UnknownName;
 use crate::truncation::Truncation;
@@ -287,7 +289,7 @@ impl RequestCap {
             }
         };
         let found = api.results(&request);
-        let turn = self.latest_turn_limits(&found);
+        let turn = self.turn_limits(&found);
         let mut splices = Splices::default();
         let mut cuts = Vec::new();
         for (at, result) in found.iter().enumerate() {
@@ -323,29 +325,40 @@ impl RequestCap {
         })
     }
 
-    /// The limits of the latest turn's results, by their place among `found`, when they share
-    /// `max_tokens_per_turn`.
-    fn latest_turn_limits(
-        &self,
-        found: &[Found<'_>],
-    ) -> std::collections::HashMap<usize, crate::ToolLimit> {
+    /// The limits of the results that share a turn's budget, by their place among `found`:
+    /// with `max_tokens_per_turn`, the results of each turn (those that answer one model
+    /// message) share it, each turn on its own, so that a turn's cuts depend on its results
+    /// alone and appending turns moves none of them.
+    fn turn_limits(&self, found: &[Found<'_>]) -> HashMap<usize, ToolLimit> {
         if self.limits.max_tokens_per_turn().is_none() {
-            return Default::default();
+            return HashMap::new();
         }
-        let latest: Vec<(usize, &str, std::borrow::Cow<'_, str>)> = found
-            .iter()
-            .enumerate()
-            .filter(|(_, result)| result.latest)
-            .map(|(at, result)| {
-                let tool = result.tool.as_deref().unwrap_or_default();
-                (at, tool, result.content.text())
-            })
-            .collect();
-        let texts: Vec<(&str, &str)> = latest
-            .iter()
-            .map(|(_, tool, text)| (*tool, text.as_ref()))
-            .collect();
-        let limits = self.limits.limits_for_turn(&texts);
-        latest.iter().map(|(at, _, _)| *at).zip(limits).collect()
+        let mut turns: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
+        for (at, result) in found.iter().enumerate() {
+            turns.entry(result.turn).or_default().push(at);
+        }
+        let mut limits = HashMap::new();
+        for results in turns.values() {
+            let texts: Vec<(&str, Cow<'_, str>)> = results
+                .iter()
+                .map(|&at| {
+                    (
+                        found[at].tool.as_deref().unwrap_or_default(),
+                        found[at].content.text(),
+                    )
+                })
+                .collect();
+            let texts: Vec<(&str, &str)> = texts
+                .iter()
+                .map(|(tool, text)| (*tool, text.as_ref()))
+                .collect();
+            limits.extend(
+                results
+                    .iter()
+                    .copied()
+                    .zip(self.limits.limits_for_turn(&texts)),
+            );
+        }
+        limits
     }
 }

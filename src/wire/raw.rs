@@ -141,10 +141,19 @@ pub(super) fn string(json: &RawValue) -> Option<String> {
     crate::json::decode_string(json.get())
 }
 
-/// Where in `list` the last object whose `role` is `role` is.
-pub(super) fn last_of_role(list: &[Object<'_>], role: &str) -> Option<usize> {
+/// For each object of `list`, where the last object at or before it whose `role` is `role`
+/// is: the turn of a result there, when `role` is the model's.
+pub(super) fn turns_of_role(list: &[Object<'_>], role: &str) -> Vec<Option<usize>> {
+    let mut last = None;
     list.iter()
-        .rposition(|object| string_field(&object.fields, "role").as_deref() == Some(role))
+        .enumerate()
+        .map(|(at, object)| {
+            if string_field(&object.fields, "role").as_deref() == Some(role) {
+                last = Some(at);
+            }
+            last
+        })
+        .collect()
 }
 
 /// The string field `key` of `fields`, if it is one.

@@ -19,13 +19,23 @@ pub(super) const PATH: &[&str] = &["input"];
 pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
     let input: Vec<&Fields<'a>> = request.list.iter().map(|item| &item.fields).collect();
     let kind = |item: &Fields<'_>| string_field(item, "type").unwrap_or_default();
-    // The model's items: its calls and messages. What comes after the last is the latest turn.
-    let last_model = input.iter().rposition(|item| {
-        let kind = kind(item);
-        kind.ends_with("_call")
-            || kind == "reasoning"
-            || string_field(item, "role").as_deref() == Some("assistant")
-    });
+    // The model's items, its calls and messages, each start a turn: a result is of the turn of
+    // the last one at or before it (an `mcp_call` holds its own output).
+    let mut last_model = None;
+    let turns: Vec<Option<usize>> = input
+        .iter()
+        .enumerate()
+        .map(|(at, item)| {
+            let kind = kind(item);
+            if kind.ends_with("_call")
+                || kind == "reasoning"
+                || string_field(item, "role").as_deref() == Some("assistant")
+            {
+                last_model = Some(at);
+            }
+            last_model
+        })
+        .collect();
     let mut tools = HashMap::new();
     for item in input.iter().copied() {
         if matches!(kind(item).as_str(), "function_call" | "custom_tool_call") {
@@ -55,7 +65,7 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
                 tool,
                 outcome: Outcome::Output,
                 content,
-                latest: last_model.is_none_or(|last| at > last),
+                turn: turns[at],
             })
         })
         .collect()
