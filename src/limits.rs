@@ -23,6 +23,7 @@ use crate::truncation::Truncation;
 /// default_keep = "head"         # "head", "tail" or "head_tail"; "head" when omitted
 /// encoding = "o200k_base"       # or "cl100k_base"; o200k_base when omitted
 /// max_tokens_per_turn = 20000   # all the outputs of one turn; no turn budget when omitted
+/// max_tokens_per_request = 24000 # all the tool results of one request to a model API; none when omitted
 ///
 /// [worker.tool_output.per_tool]
 /// Read = 8000
@@ -35,6 +36,7 @@ pub struct ToolOutputLimits {
     pub(crate) per_tool: BTreeMap<String, ToolLimit>,
     pub(crate) encoding: Encoding,
     pub(crate) max_tokens_per_turn: Option<usize>,
+    pub(crate) max_tokens_per_request: Option<usize>,
     /// A tokenizer given in place of the encoding's.
     custom: Option<CustomTokenizer>,
 }
@@ -72,6 +74,7 @@ impl Default for ToolOutputLimits {
             per_tool: BTreeMap::new(),
             encoding: Encoding::default(),
             max_tokens_per_turn: None,
+            max_tokens_per_request: None,
             custom: None,
         }
     }
@@ -122,6 +125,13 @@ impl ToolOutputLimits {
     /// [`ToolLimit::MIN_MAX_TOKENS`].
     pub fn with_max_tokens_per_turn(mut self, max_tokens: usize) -> Result<Self, LimitError> {
         self.max_tokens_per_turn = Some(ToolLimit::new(max_tokens)?.max_tokens());
+        Ok(self)
+    }
+
+    /// Caps the tool results of one request to a model API together to `max_tokens`
+    /// ([`RequestCap`](crate::wire::RequestCap)); an error under [`ToolLimit::MIN_MAX_TOKENS`].
+    pub fn with_max_tokens_per_request(mut self, max_tokens: usize) -> Result<Self, LimitError> {
+        self.max_tokens_per_request = Some(ToolLimit::new(max_tokens)?.max_tokens());
         Ok(self)
     }
 
@@ -232,6 +242,12 @@ impl ToolOutputLimits {
     /// The budget of all the outputs of one turn together, if there is one.
     pub fn max_tokens_per_turn(&self) -> Option<usize> {
         self.max_tokens_per_turn
+    }
+
+    /// The budget of all the tool results of one request to a model API together, if there is
+    /// one.
+    pub fn max_tokens_per_request(&self) -> Option<usize> {
+        self.max_tokens_per_request
     }
 
     /// The vocabulary tokens are counted in, unless a `tokenizer_file`

@@ -26,8 +26,18 @@ impl ToolOutputLimits {
     /// # Ok::<(), tool_output_cap::LimitError>(())
     /// ```
     pub fn limits_for_turn(&self, results: &[(&str, &str)]) -> Vec<ToolLimit> {
+        self.limits_sharing(results, self.max_tokens_per_turn())
+    }
+
+    /// [`limits_for_turn`](Self::limits_for_turn) with `max_tokens` shared, if given, in place
+    /// of the turn's budget.
+    pub(crate) fn limits_sharing(
+        &self,
+        results: &[(&str, &str)],
+        max_tokens: Option<usize>,
+    ) -> Vec<ToolLimit> {
         let limits = results.iter().map(|(tool, _)| self.limit_for(tool).clone());
-        let Some(max_tokens) = self.max_tokens_per_turn() else {
+        let Some(max_tokens) = max_tokens else {
             return limits.collect();
         };
         // What each result takes when held to its tool's limit alone.

@@ -352,3 +352,105 @@ proptest! {
         prop_assert_eq!(cap.cap(api, &sent).unwrap().body, None);
     }
 }
+
+/// Each result of a capped request as it goes up: its JSON, and its tokens as measured.
+fn results_of(body: &str, places: &[(String, bool)]) -> Vec<(String, usize)> {
+    let value: Value = serde_json::from_str(body).unwrap();
+    places
+        .iter()
+        .map(|(place, as_json)| {
+            let result = value.pointer(place).unwrap();
+            (result.to_string(), count(&measured(result, *as_json)))
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    /// The host sends its uncut history again with one more turn, request after request: every
+    /// request's results fit the budget, an older result's form changes only at a step, at most
+    /// once for each half budget of new results' tokens, and a cold cache gives the same bytes.
+    #[test]
+    fn a_request_fits_its_budget_and_older_results_move_only_in_steps(
+        api in prop::sample::select(vec![Api::AnthropicMessages, Api::ChatCompletions, Api::Responses, Api::Gemini]),
+        turns in prop::collection::vec(
+            (prop::sample::select(vec!["Glob", "Grep", "Read"]), (0usize..700).prop_map(listing)),
+            1..60,
+        ),
+        budget in 2000usize..20_000,
+    ) {
+        let limits = ToolOutputLimits::new(3000).unwrap().with_max_tokens_per_request(budget).unwrap();
+        let cap = RequestCap::new(limits.clone());
+        let mut before: Vec<(String, usize)> = Vec::new();
+        let (mut steps, mut new_tokens) = (0, 0);
+        for k in 1..=turns.len() {
+            let (body, places) = body_of(api, &turns[..k]);
+            let capped = cap.cap(api, &body).unwrap();
+            let sent = capped.body.clone().unwrap_or_else(|| body.clone());
+            let results = results_of(&sent, &places);
+            let total: usize = results.iter().map(|(_, tokens)| tokens).sum();
+            prop_assert!(total <= budget, "{api:?}, request {k}: {total} tokens");
+            prop_assert_eq!(capped.result_tokens.map(|(_, after)| after), Some(total));
+            new_tokens += results[k - 1].1;
+            // The results the last request had as older ones.
+            if k > 1 && results[..k - 2] != before[..k - 2] {
+                steps += 1;
+            }
+            before = results;
+            if k == turns.len() {
+                let cold = RequestCap::new(limits.clone()).with_cache_bytes(0);
+                prop_assert_eq!(cold.cap(api, &body).unwrap().body, capped.body);
+            }
+        }
+        prop_assert!(steps <= new_tokens / (budget / 2) + 1, "{steps} steps for {new_tokens} new tokens");
+    }
+}
+
+#[test]
+fn older_results_give_way_to_one_line_in_place_and_an_error_keeps_its_flag() {
+    let limits = ToolOutputLimits::new(3000)
+        .unwrap()
+        .with_max_tokens_per_request(8000)
+        .unwrap();
+    let cap = RequestCap::new(limits);
+    let turns: Vec<(&str, String)> = (0..6).map(|_| ("Glob", listing(2000))).collect();
+    let mut body: Value = serde_json::from_str(&history(&turns)).unwrap();
+    body["messages"][2]["content"][0]["is_error"] = json!(true);
+    let capped = cap.cap(Api::AnthropicMessages, &body.to_string()).unwrap();
+    let sent: Value = serde_json::from_str(capped.body.as_deref().unwrap()).unwrap();
+    let results: Vec<&Value> = (0..6)
+        .map(|at| &sent["messages"][2 * at + 2]["content"][0])
+        .collect();
+    let elided: Vec<bool> = capped.cuts.iter().map(|cut| cut.elided).collect();
+    assert_eq!(elided.len(), 6);
+    assert!(
+        elided[0] && !elided[5],
+        "the oldest give way, the newest never: {elided:?}"
+    );
+    for (result, cut) in results.iter().zip(&capped.cuts) {
+        let text = result["content"].as_str().unwrap();
+        if cut.elided {
+            assert_eq!(
+                text,
+                format!(
+                    "truncated: all {} tokens dropped to fit the request's budget, call Glob again if you need it",
+                    cut.truncation.original_tokens
+                )
+            );
+        } else {
+            assert!(text.ends_with("refine your query"));
+        }
+    }
+    assert_eq!(
+        results[0]["is_error"],
+        json!(true),
+        "an error keeps its flag"
+    );
+    assert_eq!(results[0]["tool_use_id"], "toolu_0", "in its place");
+    let (before, after) = capped.result_tokens.unwrap();
+    assert!(after <= 8000 && before > 6 * 3000, "{before} -> {after}");
+    // The same request again: the same bytes.
+    let again = cap.cap(Api::AnthropicMessages, &body.to_string()).unwrap();
+    assert_eq!(again.body, capped.body);
+}

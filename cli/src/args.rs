@@ -57,6 +57,8 @@ Examples:
     Check {
         #[command(flatten)]
         limit: LimitArgs,
+        #[command(flatten)]
+        request_budget: RequestArgs,
         /// How long the server has to answer each request, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 30)]
         timeout: u64,
@@ -111,6 +113,8 @@ Examples:
     Gateway {
         #[command(flatten)]
         limit: LimitArgs,
+        #[command(flatten)]
+        request_budget: RequestArgs,
         /// The model API to forward to [default: with HOST, the one it would have used].
         #[arg(long, value_name = "URL")]
         upstream: Option<String>,
@@ -199,6 +203,17 @@ pub(crate) struct LimitArgs {
     pub(crate) hint: Option<String>,
     #[command(flatten)]
     pub(crate) counting: CountingArgs,
+}
+
+/// The budget of a model API request's tool results together, for `gateway` and `check
+/// --request`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RequestArgs {
+    /// All the tool results of one model API request together, notes and stub lines included:
+    /// the oldest give way first, each to one line [default: the manifest's
+    /// max_tokens_per_request, else none].
+    #[arg(long, value_name = "N", value_parser = budget)]
+    pub(crate) max_tokens_per_request: Option<usize>,
 }
 
 /// A `--max-tokens` the library accepts as a budget.

@@ -3,9 +3,9 @@
 use std::path::Path;
 
 use serde_json::Value;
-use tool_output_cap::wire::{Api, RequestCap};
+use tool_output_cap::wire::{Api, RequestCap, ResultCut};
 
-use crate::args::LimitArgs;
+use crate::args::{LimitArgs, RequestArgs};
 use crate::config::Config;
 use crate::Failure;
 
@@ -14,10 +14,11 @@ use crate::Failure;
 /// the API is told from the body.
 pub(crate) fn check_request(
     args: &LimitArgs,
+    budget: &RequestArgs,
     file: &Path,
     route: Option<&str>,
 ) -> Result<u8, Failure> {
-    let config = Config::for_every_tool(args)?;
+    let config = Config::for_requests(args, budget)?;
     let body = std::fs::read_to_string(file)
         .map_err(|e| Failure::io(format!("cannot read the request {}: {e}", file.display())))?;
     let api = match route {
@@ -46,26 +47,43 @@ pub(crate) fn check_request(
         .map_or_else(|| tokenizer.count(&body), |b| tokenizer.count(b));
     println!("{described}\nrequest: {} ({})", file.display(), api.name());
     for cut in &capped.cuts {
-        let truncation = &cut.truncation;
-        println!(
-            "{}: {} tokens, cut to {} (max_tokens {}, keep {})",
-            cut.tool
-                .as_deref()
-                .unwrap_or("(a result whose call is not in the request)"),
-            truncation.original_tokens,
-            truncation.kept_tokens,
-            truncation.max_tokens,
-            truncation.keep.name(),
-        );
+        println!("{}", said(cut));
     }
     if capped.cuts.is_empty() {
         println!("no tool result is over its limit: the request goes as it is");
+    }
+    if let (Some((before, after)), Some(budget)) =
+        (capped.result_tokens, cap.limits().max_tokens_per_request())
+    {
+        println!("tokens of the tool results: {before} as recorded, {after} capped (max_tokens_per_request {budget})");
     }
     println!(
         "tokens of the request's JSON: {} as recorded, {after} capped",
         tokenizer.count(&body)
     );
     Ok(0)
+}
+
+/// What `check` says of a result cut: its tool and figures, or that it gave way to the budget.
+fn said(cut: &ResultCut) -> String {
+    let tool = cut
+        .tool
+        .as_deref()
+        .unwrap_or("(a result whose call is not in the request)");
+    let truncation = &cut.truncation;
+    if cut.elided {
+        return format!(
+            "{tool}: {} tokens, given way to the request's budget: one line",
+            truncation.original_tokens
+        );
+    }
+    format!(
+        "{tool}: {} tokens, cut to {} (max_tokens {}, keep {})",
+        truncation.original_tokens,
+        truncation.kept_tokens,
+        truncation.max_tokens,
+        truncation.keep.name(),
+    )
 }
 
 /// The API whose request `body` is, told by its fields: `contents` (Gemini), `input`

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use tool_output_cap::{Keep, LimitError, Manifest, ToolLimit, ToolOutputLimits};
 
-use crate::args::{CountingArgs, LimitArgs};
+use crate::args::{CountingArgs, LimitArgs, RequestArgs};
 use crate::Failure;
 
 /// The variable that names the manifest when `--manifest` does not.
@@ -44,6 +44,21 @@ impl Config {
             limits: config.limits.with_default_limit(default),
             ..config
         })
+    }
+
+    /// The limits of the flags over the manifest's, for a model API request's cap: the proxy's
+    /// ([`for_every_tool`](Self::for_every_tool)), with `--max-tokens-per-request` over the
+    /// manifest's `max_tokens_per_request`.
+    pub(crate) fn for_requests(args: &LimitArgs, request: &RequestArgs) -> Result<Self, Failure> {
+        let config = Config::for_every_tool(args)?;
+        let Some(max_tokens) = request.max_tokens_per_request else {
+            return Ok(config);
+        };
+        let limits = config
+            .limits
+            .with_max_tokens_per_request(max_tokens)
+            .map_err(|e| Failure::usage(format!("--max-tokens-per-request {e}")))?;
+        Ok(Config { limits, ..config })
     }
 
     /// The limit of `tool` (the default limit without one) with the flags over it; without a

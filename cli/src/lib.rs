@@ -70,10 +70,11 @@ where
         Command::Mcp { limit, server } => mcp::proxy(&limit, &server.command),
         Command::Check {
             limit,
+            request_budget,
             request: Some(request),
             route,
             ..
-        } => check_request::check_request(&limit, &request, route.as_deref()),
+        } => check_request::check_request(&limit, &request_budget, &request, route.as_deref()),
         Command::Check {
             limit,
             timeout,
@@ -87,10 +88,11 @@ where
         } => run::run_capped(&limit, tool.tool.as_deref(), &command.command),
         Command::Gateway {
             limit,
+            request_budget,
             upstream,
             listen,
             host,
-        } => gateway::gateway(&limit, upstream.as_deref(), listen, &host),
+        } => gateway::gateway(&limit, &request_budget, upstream.as_deref(), listen, &host),
         Command::Cap { limit, tool } => filter::cap(&limit, tool.tool.as_deref()).map(|()| 0),
         Command::Count { manifest, counting } => {
             filter::count(manifest.as_deref(), &counting).map(|()| 0)

@@ -823,6 +823,79 @@ fn check_says_what_the_gateway_would_cut_of_a_recorded_request() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn check_shows_what_gives_way_to_the_requests_budget() {
+    let dir = scratch("gateway", "check-budget");
+    let listing: String = (0..2000)
+        .map(|i| format!("src/module_{i}/mod.rs\n"))
+        .collect();
+    let mut messages = vec![json!({"role": "user", "content": "go"})];
+    for at in 0..6 {
+        let id = format!("toolu_{at}");
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Glob", "input": {}}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": listing}]}));
+    }
+    let file = dir.join("request.json");
+    std::fs::write(
+        &file,
+        json!({"model": "m", "messages": messages}).to_string(),
+    )
+    .unwrap();
+    let check = |flags: &[&str]| {
+        let output = binary(&dir)
+            .args([
+                "check",
+                "--max-tokens",
+                "3000",
+                "--request",
+                file.to_str().unwrap(),
+            ])
+            .args(flags)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let without = check(&[]);
+    assert!(!without.contains("given way"), "{without}");
+    let with = check(&["--max-tokens-per-request", "8000"]);
+    assert!(
+        with.contains("Glob: ") && with.contains("given way to the request's budget"),
+        "{with}"
+    );
+    let line = with
+        .lines()
+        .find(|line| line.starts_with("tokens of the tool results: "))
+        .expect("the tool results' tokens before and after");
+    let after: usize = line
+        .split(", ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(after <= 8000, "{line}");
+    assert!(line.ends_with("(max_tokens_per_request 8000)"), "{line}");
+    let refused = binary(&dir)
+        .args([
+            "check",
+            "--max-tokens-per-request",
+            "10",
+            "--request",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[cfg(unix)]
 #[test]
 fn sigterm_is_passed_on_to_the_host_and_its_exit_code_kept() {

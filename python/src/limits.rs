@@ -37,7 +37,9 @@ impl Limits {
 #[pymethods]
 impl Limits {
     #[new]
-    #[pyo3(signature = (default_max_tokens = None, default_keep = None, per_tool = None, encoding = None, tokenizer_file = None, max_tokens_per_turn = None))]
+    #[pyo3(signature = (default_max_tokens = None, default_keep = None, per_tool = None, encoding = None, tokenizer_file = None, max_tokens_per_turn = None, max_tokens_per_request = None))]
+    // One keyword argument a key of the section, as Python callers name them.
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         default_max_tokens: Option<&Bound<'_, PyAny>>,
@@ -46,6 +48,7 @@ impl Limits {
         encoding: Option<&Bound<'_, PyAny>>,
         tokenizer_file: Option<PathBuf>,
         max_tokens_per_turn: Option<&Bound<'_, PyAny>>,
+        max_tokens_per_request: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Limits> {
         // The arguments are the manifest's section, which the crate reads as it reads the file.
         let section = PyDict::new(py);
@@ -55,6 +58,7 @@ impl Limits {
             ("per_tool", per_tool),
             ("encoding", encoding),
             ("max_tokens_per_turn", max_tokens_per_turn),
+            ("max_tokens_per_request", max_tokens_per_request),
         ];
         for (key, value) in given {
             if let Some(value) = value {

@@ -21,8 +21,9 @@ pub(crate) struct CappedRequest {
 }
 
 /// One tool result cut: the `tool` whose call it answers (`None` when the call is not in the
-/// request), whether it was an `error`, the `truncation`, and whether it was `cached`: cut for
-/// an earlier request and taken from the cuts kept.
+/// request), whether it was an `error`, the `truncation`, whether it was `cached`: cut for an
+/// earlier request and taken from the cuts kept, and whether it was `elided`: given way whole
+/// to the request's budget (`max_tokens_per_request`), one line in its place.
 #[pyclass(frozen, module = "tool_output_cap")]
 pub(crate) struct RequestCut {
     #[pyo3(get)]
@@ -33,6 +34,8 @@ pub(crate) struct RequestCut {
     truncation: Py<Truncation>,
     #[pyo3(get)]
     cached: bool,
+    #[pyo3(get)]
+    elided: bool,
 }
 
 #[pymethods]
@@ -53,11 +56,12 @@ impl CappedRequest {
 impl RequestCut {
     fn __repr__(&self) -> String {
         format!(
-            "RequestCut(tool={:?}, error={}, truncation={}, cached={})",
+            "RequestCut(tool={:?}, error={}, truncation={}, cached={}, elided={})",
             self.tool,
             self.error,
             self.truncation.get().__repr__(),
-            self.cached
+            self.cached,
+            self.elided
         )
     }
 }
@@ -97,6 +101,7 @@ impl RequestCut {
             error: cut.outcome == Outcome::Error,
             truncation: Py::new(py, Truncation::from(cut.truncation))?,
             cached: cut.cached,
+            elided: cut.elided,
         })
     }
 }

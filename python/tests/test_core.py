@@ -391,6 +391,28 @@ def test_cap_request_with_cuts_gives_each_cuts_figures(listing):
     assert toc.Limits().cap_request_with_cuts("anthropic", {"messages": []}).cuts == []
 
 
+def test_cap_request_keeps_a_request_within_max_tokens_per_request(listing):
+    import json
+
+    limits = toc.Limits(default_max_tokens=3000, max_tokens_per_request=8000)
+    messages = [{"role": "user", "content": "go"}]
+    for at in range(6):
+        messages.append({"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{at}", "name": "Glob", "input": {}}]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{at}", "content": listing}]})
+    capped = limits.cap_request_with_cuts("anthropic", {"messages": messages})
+    sent = json.loads(capped.body)["messages"]
+    results = [sent[2 * at + 2]["content"][0]["content"] for at in range(6)]
+    assert sum(toc.count(result) for result in results) <= 8000
+    elided = [cut.elided for cut in capped.cuts]
+    assert elided[0] and not elided[-1], elided
+    assert results[0].startswith("truncated: all ") and results[0].endswith(
+        "tokens dropped to fit the request's budget, call Glob again if you need it")
+    with pytest.raises(toc.ManifestError, match="max_tokens_per_request must be at least 32"):
+        toc.Limits(max_tokens_per_request=10)
+
+
 def test_cap_request_reads_a_dict_with_lone_surrogates(listing):
     # A dict from json.loads of `\ud800` escapes: written back with them, as JSON holds them; the
     # message that is not cut keeps them, the cut result reads them as U+FFFD.

@@ -66,6 +66,7 @@ class Limits:
         encoding: Optional[Encoding] = None,
         tokenizer_file: Optional[Union[str, PathLike[str]]] = None,
         max_tokens_per_turn: Optional[int] = None,
+        max_tokens_per_request: Optional[int] = None,
     ) -> None:
         """The keys of the manifest's `[worker.tool_output]` section, checked as the crate checks
         the manifest's; a `ManifestError` names the argument."""
@@ -127,6 +128,9 @@ class RequestCut:
     @property
     def cached(self) -> bool:
         """Whether it was cut for an earlier request and taken from the cuts kept."""
+    @property
+    def elided(self) -> bool:
+        """Whether it gave way whole to max_tokens_per_request: one line in its place."""
 
 def api_for_path(path: str) -> Optional[Api]:
     """The API whose inference or token-count route `path` is ("/v1/messages" is "anthropic"),

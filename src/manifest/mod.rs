@@ -24,6 +24,7 @@ use section::Origin;
 /// default_keep = "head"       # what a cut keeps: "head", "tail" or "head_tail"; "head" when omitted
 /// encoding = "o200k_base"     # the vocabulary: "o200k_base" (default) or "cl100k_base"
 /// max_tokens_per_turn = 20000 # the outputs of one turn together; no turn budget when omitted
+/// max_tokens_per_request = 24000 # the tool results of one model API request together; none when omitted
 ///
 /// # Per-tool overrides, by registered tool name: a number, or a table.
 /// [worker.tool_output.per_tool]
@@ -43,6 +44,7 @@ use section::Origin;
 /// | `default_keep` | `"head"` | `"head"`, `"tail"`, `"head_tail"` |
 /// | `encoding` | `"o200k_base"` | `"o200k_base"`, `"cl100k_base"` |
 /// | `max_tokens_per_turn` | none | a whole number, 32 or more |
+/// | `max_tokens_per_request` | none | a whole number, 32 or more: the tool results of one request to a model API together ([`RequestCap`](crate::wire::RequestCap)) |
 /// | `tokenizer_file` | none | the path of a model's `tokenizer.json` (the `hf` feature), not with `encoding`; a relative one is read beside the manifest |
 /// | `per_tool.<Tool>` | the defaults | a whole number (32 or more), or a table of the three below |
 /// | `per_tool.<Tool>.max_tokens` | `default_max_tokens` | a whole number, 32 or more |

@@ -10,11 +10,12 @@ use crate::limit::{Keep, LimitError, ToolLimit};
 use crate::limits::ToolOutputLimits;
 
 /// The keys of the section.
-const KEYS: [&str; 6] = [
+const KEYS: [&str; 7] = [
     "default_max_tokens",
     "default_keep",
     "encoding",
     "max_tokens_per_turn",
+    "max_tokens_per_request",
     "tokenizer_file",
     "per_tool",
 ];
@@ -56,6 +57,9 @@ impl<'a> Origin<'a> {
         }
         if let Some(max) = value("max_tokens_per_turn") {
             limits.max_tokens_per_turn = Some(max.max_tokens()?);
+        }
+        if let Some(max) = value("max_tokens_per_request") {
+            limits.max_tokens_per_request = Some(max.max_tokens()?);
         }
         if let Some(file) = value("tokenizer_file") {
             if section.contains_key("encoding") {

@@ -36,8 +36,13 @@ impl Key {
     }
 }
 
-/// A cut: the JSON that replaces a result and its figures, or `None` for a result within its limit.
-pub(super) type Entry = Option<(Arc<str>, Truncation)>;
+/// What is known of a result under a limit: its cut, the JSON that replaces it and its figures
+/// (`None` within its limit), and, under a request's budget, its tokens as it goes up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Entry {
+    pub(super) cut: Option<(Arc<str>, Truncation)>,
+    pub(super) tokens: Option<usize>,
+}
 
 /// A bounded map of results to their cuts; the oldest go first when it is full.
 #[derive(Debug)]
@@ -96,7 +101,7 @@ impl CutCache {
 
 /// The bytes an entry holds: its cut, and about what its key and the map's slot take.
 fn size_of(entry: &Entry) -> usize {
-    128 + entry.as_ref().map_or(0, |(json, _)| json.len())
+    128 + entry.cut.as_ref().map_or(0, |(json, _)| json.len())
 }
 
 #[cfg(test)]
@@ -112,7 +117,10 @@ mod tests {
             max_tokens: 50,
             keep: Keep::Head,
         };
-        Some((Arc::from(text), truncation))
+        Entry {
+            cut: Some((Arc::from(text), truncation)),
+            tokens: None,
+        }
     }
 
     #[test]

@@ -88,6 +88,34 @@ impl<'a> Content<'a> {
         }
     }
 
+    /// What a tool's limit is measured on of `json`, the JSON that replaces it: read as this
+    /// content is read.
+    pub(super) fn measured(&self, json: &str) -> String {
+        let Ok(value) = serde_json::from_str::<&RawValue>(json) else {
+            return json.to_owned();
+        };
+        match *self {
+            Content::Text(_) => Content::Text(value).text().into_owned(),
+            Content::Blocks(_, text_type) => Content::Blocks(value, text_type).text().into_owned(),
+            Content::Json(_, _) => json.to_owned(),
+        }
+    }
+
+    /// The JSON that replaces it by the one line `text`, when its slot takes one: a string, one
+    /// text block, or an object under the slot's key; `None` for a slot whose shape is demanded.
+    pub(super) fn replaced_by(&self, text: &str) -> Option<String> {
+        match *self {
+            Content::Text(_) => serde_json::to_string(text).ok(),
+            Content::Blocks(_, text_type) => {
+                Some(serde_json::json!([{ "type": text_type, "text": text }]).to_string())
+            }
+            Content::Json(_, key) => {
+                let key = key?;
+                Some(serde_json::json!({ key: text }).to_string())
+            }
+        }
+    }
+
     /// The JSON that replaces it, cut to `limit`, and the figures of the cut; `None` when it is
     /// within the limit, or when it is left whole (a JSON value no cut fits, in a slot that
     /// takes only its shape).

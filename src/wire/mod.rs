@@ -43,7 +43,6 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::sync::Arc;
 
 use crate::limit::{Outcome, ToolLimit};
 use crate::limits::ToolOutputLimits;
@@ -51,15 +50,18 @@ use crate::name::UnknownName;
 use crate::truncation::Truncation;
 
 mod anthropic;
+mod budget;
 mod cache;
 mod chat;
+mod fate;
 mod found;
 mod gemini;
 mod mcp;
 mod raw;
 mod responses;
 
-use cache::{CutCache, Key};
+use cache::CutCache;
+use fate::Fate;
 use found::Found;
 use raw::{Object, Splices};
 
@@ -191,6 +193,9 @@ pub struct CappedRequest {
     pub body: Option<String>,
     /// Each result cut, in the order of the request.
     pub cuts: Vec<ResultCut>,
+    /// The tokens of the request's tool results together as they came, and as they go up: counted
+    /// under a request's budget (`max_tokens_per_request`), `None` without one.
+    pub result_tokens: Option<(usize, usize)>,
 }
 
 /// A tool result cut in a request.
@@ -205,6 +210,9 @@ pub struct ResultCut {
     pub truncation: Truncation,
     /// Whether the cut was made for an earlier request, and taken from the cache.
     pub cached: bool,
+    /// Whether it gave way whole to the request's budget: it goes as one line that names the
+    /// tool and what was dropped.
+    pub elided: bool,
 }
 
 /// Caps the tool results of model API requests to [`ToolOutputLimits`], keeping the cuts it
@@ -289,50 +297,39 @@ impl RequestCap {
             }
         };
         let found = api.results(&request);
-        let turn = self.turn_limits(&found);
-        let mut splices = Splices::default();
-        let mut cuts = Vec::new();
-        for (at, result) in found.iter().enumerate() {
-            let tool = result.tool.as_deref().unwrap_or_default();
-            let limit = turn.get(&at).unwrap_or_else(|| self.limits.limit_for(tool));
-            let limit = result.outcome.limit(limit);
-            let json = result.content.json().get();
-            let key = Key::new(json, &limit, result.content.shape());
-            let (entry, cached) = match self.cache.get(&key) {
-                Some(entry) => (entry, true),
-                None => {
-                    let entry = result
-                        .content
-                        .cut(tool, &limit, self.limits.tokenizer())
-                        .map(|(json, truncation)| (json.into(), truncation));
-                    self.cache.insert(key, entry.clone());
-                    (entry, false)
-                }
-            };
-            if let Some((capped, truncation)) = entry {
-                splices.replace(&readable, json, Arc::clone(&capped));
-                cuts.push(ResultCut {
-                    tool: result.tool.clone(),
-                    outcome: result.outcome,
-                    truncation,
-                    cached,
-                });
-            }
+        let limits = self.turn_limits(&found);
+        let mut fates: Vec<Fate> = found
+            .iter()
+            .enumerate()
+            .map(|(at, result)| {
+                let tool = result.tool.as_deref().unwrap_or_default();
+                self.fate(
+                    result,
+                    limits
+                        .get(&at)
+                        .unwrap_or_else(|| self.limits.limit_for(tool)),
+                )
+            })
+            .collect();
+        if let Some(budget) = self.limits.max_tokens_per_request() {
+            self.fit(&found, &mut fates, &limits, budget);
         }
-        Ok(CappedRequest {
-            body: splices.apply(body),
-            cuts,
-        })
+        Ok(capped(body, &readable, &found, fates))
     }
 
-    /// The limits of the results that share a turn's budget, by their place among `found`:
-    /// with `max_tokens_per_turn`, the results of each turn (those that answer one model
-    /// message) share it, each turn on its own, so that a turn's cuts depend on its results
-    /// alone and appending turns moves none of them.
+    /// The limits of the results that share a turn's budget, by their place among `found`: the
+    /// results of each turn (those that answer one model message) share `max_tokens_per_turn`,
+    /// or `max_tokens_per_request` if it is smaller, each turn on its own, so that a turn's cuts
+    /// depend on its results alone and appending turns moves none of them.
     fn turn_limits(&self, found: &[Found<'_>]) -> HashMap<usize, ToolLimit> {
-        if self.limits.max_tokens_per_turn().is_none() {
-            return HashMap::new();
-        }
+        let budget = match (
+            self.limits.max_tokens_per_turn(),
+            self.limits.max_tokens_per_request(),
+        ) {
+            (Some(turn), Some(request)) => turn.min(request),
+            (Some(budget), None) | (None, Some(budget)) => budget,
+            (None, None) => return HashMap::new(),
+        };
         let mut turns: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
         for (at, result) in found.iter().enumerate() {
             turns.entry(result.turn).or_default().push(at);
@@ -352,13 +349,38 @@ impl RequestCap {
                 .iter()
                 .map(|(tool, text)| (*tool, text.as_ref()))
                 .collect();
-            limits.extend(
-                results
-                    .iter()
-                    .copied()
-                    .zip(self.limits.limits_for_turn(&texts)),
-            );
+            let shares = self.limits.limits_sharing(&texts, Some(budget));
+            limits.extend(results.iter().copied().zip(shares));
         }
         limits
+    }
+}
+
+/// The capped request: `body`, read as `readable`, with each result of `found` replaced as its
+/// fate says, and the figures.
+fn capped(body: &str, readable: &str, found: &[Found<'_>], fates: Vec<Fate>) -> CappedRequest {
+    let mut splices = Splices::default();
+    let mut cuts = Vec::new();
+    let mut tokens = Some((0, 0));
+    for (result, fate) in found.iter().zip(fates) {
+        tokens = tokens.zip(fate.tokens).map(|((before, after), it)| {
+            let came = fate.cut.as_ref().map_or(it, |(_, cut)| cut.original_tokens);
+            (before + came, after + it)
+        });
+        if let Some((json, truncation)) = fate.cut {
+            splices.replace(readable, result.content.json().get(), json);
+            cuts.push(ResultCut {
+                tool: result.tool.clone(),
+                outcome: result.outcome,
+                truncation,
+                cached: fate.cached,
+                elided: fate.elided,
+            });
+        }
+    }
+    CappedRequest {
+        body: splices.apply(body),
+        cuts,
+        result_tokens: tokens.filter(|_| !found.is_empty()),
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use tokio::net::TcpListener;
 use tool_output_cap::wire::RequestCap;
 
-use crate::args::LimitArgs;
+use crate::args::{LimitArgs, RequestArgs};
 use crate::config::Config;
 use crate::{child, log, Failure};
 
@@ -34,11 +34,12 @@ pub(crate) const DEFAULT_LISTEN: SocketAddr =
 /// it runs exits, whose exit code is this process's.
 pub(crate) fn gateway(
     args: &LimitArgs,
+    request: &RequestArgs,
     upstream: Option<&str>,
     listen: Option<SocketAddr>,
     host: &[String],
 ) -> Result<u8, Failure> {
-    let limits = Config::for_every_tool(args)?.limits;
+    let limits = Config::for_requests(args, request)?.limits;
     let known = host
         .first()
         .map(|program| known_host(program))

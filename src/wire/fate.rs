@@ -1,0 +1,168 @@
+//! What becomes of each tool result of a request: its cut to its limit, taken from the cache or
+//! made; its tokens as it goes up; and, under a request's budget, its stub.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::budget::{elided, stub, Weighed};
+use super::cache::{Entry, Key};
+use super::found::Found;
+use super::RequestCap;
+use crate::limit::ToolLimit;
+use crate::truncation::Truncation;
+
+/// What becomes of one tool result.
+#[derive(Debug)]
+pub(super) struct Fate {
+    /// The JSON that replaces it and the figures of its cut; `None` when it goes as it came.
+    pub(super) cut: Option<(Arc<str>, Truncation)>,
+    /// Its tokens as it goes up, counted under a request's budget.
+    pub(super) tokens: Option<usize>,
+    /// Whether its cut was made for an earlier request.
+    pub(super) cached: bool,
+    /// Whether it gave way to the request's budget, and goes as its stub.
+    pub(super) elided: bool,
+}
+
+impl RequestCap {
+    /// `result` cut to `limit` (an error to its tail), from the cache or made and kept there.
+    pub(super) fn fate(&self, result: &Found<'_>, limit: &ToolLimit) -> Fate {
+        let tool = result.tool.as_deref().unwrap_or_default();
+        let limit = result.outcome.limit(limit);
+        let key = Key::new(result.content.json().get(), &limit, result.content.shape());
+        let (entry, cached) = match self.cache.get(&key) {
+            Some(entry) => (entry, true),
+            None => {
+                let tokenizer = self.limits.tokenizer();
+                let cut = result.content.cut(tool, &limit, tokenizer);
+                let cut = cut.map(|(json, truncation)| (Arc::<str>::from(json), truncation));
+                let tokens = self.limits.max_tokens_per_request().map(|_| {
+                    let capped = cut.as_ref().map(|(json, _)| json.as_ref());
+                    self.tokens_of(result, capped)
+                });
+                let entry = Entry { cut, tokens };
+                self.cache.insert(key, entry.clone());
+                (entry, false)
+            }
+        };
+        Fate {
+            cut: entry.cut,
+            tokens: entry.tokens,
+            cached,
+            elided: false,
+        }
+    }
+
+    /// The tokens of `result` as it goes up: of `capped`, the JSON that replaces it, or its own.
+    fn tokens_of(&self, result: &Found<'_>, capped: Option<&str>) -> usize {
+        let text = match capped {
+            Some(json) => result.content.measured(json).into(),
+            None => result.content.text(),
+        };
+        self.limits.tokenizer().count(&text)
+    }
+
+    /// Fits the results of a request, whose `fates` they have under `limits`, to `budget`:
+    /// older results give way to their stubs ([`elided`]); then, if the newest turn is over
+    /// what the rest leaves, its results share that.
+    pub(super) fn fit(
+        &self,
+        found: &[Found<'_>],
+        fates: &mut [Fate],
+        limits: &HashMap<usize, ToolLimit>,
+        budget: usize,
+    ) {
+        let newest = found.iter().map(|result| result.turn).max();
+        let mut stubs: Vec<Option<(String, Truncation)>> = (0..found.len())
+            .map(|at| {
+                let tool = found[at].tool.as_deref().unwrap_or_default();
+                let limit = limits
+                    .get(&at)
+                    .unwrap_or_else(|| self.limits.limit_for(tool));
+                self.stub_of(&found[at], &fates[at], limit)
+            })
+            .collect();
+        let weighed: Vec<Weighed> = (0..found.len())
+            .map(|at| Weighed {
+                tokens: fates[at].tokens.unwrap_or_default(),
+                stub_tokens: stubs[at]
+                    .as_ref()
+                    .map(|(json, _)| self.tokens_of(&found[at], Some(json))),
+                newest: Some(found[at].turn) == newest,
+            })
+            .collect();
+        for (at, elide) in elided(&weighed, budget).into_iter().enumerate() {
+            if let Some((json, truncation)) = stubs[at].take().filter(|_| elide) {
+                fates[at] = Fate {
+                    cut: Some((json.into(), truncation)),
+                    tokens: weighed[at].stub_tokens,
+                    cached: false,
+                    elided: true,
+                };
+            }
+        }
+        self.share_newest(found, fates, newest, budget);
+    }
+
+    /// The stub that stands for `result`, whose fate under `limit` is `fate`, given way to the
+    /// budget, and its figures; `None` for a slot whose shape is demanded.
+    fn stub_of(
+        &self,
+        result: &Found<'_>,
+        fate: &Fate,
+        limit: &ToolLimit,
+    ) -> Option<(String, Truncation)> {
+        let original = match &fate.cut {
+            Some((_, truncation)) => truncation.original_tokens,
+            None => fate.tokens.unwrap_or_default(),
+        };
+        let json = result
+            .content
+            .replaced_by(&stub(result.tool.as_deref(), original))?;
+        let limit = result.outcome.limit(limit);
+        let truncation = Truncation {
+            original_tokens: original,
+            kept_tokens: 0,
+            dropped_tokens: original,
+            max_tokens: limit.max_tokens(),
+            keep: limit.keep(),
+        };
+        Some((json, truncation))
+    }
+
+    /// When the `newest` turn's results are over what the others leave of `budget`, they share
+    /// that, as a turn shares its budget (each at least [`ToolLimit::MIN_MAX_TOKENS`]).
+    fn share_newest(
+        &self,
+        found: &[Found<'_>],
+        fates: &mut [Fate],
+        newest: Option<Option<usize>>,
+        budget: usize,
+    ) {
+        let tokens = |at: usize| fates[at].tokens.unwrap_or_default();
+        let (newest, older): (Vec<usize>, Vec<usize>) =
+            (0..found.len()).partition(|&at| Some(found[at].turn) == newest);
+        let room = budget.saturating_sub(older.iter().map(|&at| tokens(at)).sum());
+        if newest.iter().map(|&at| tokens(at)).sum::<usize>() <= room {
+            return;
+        }
+        let texts: Vec<(&str, Cow<'_, str>)> = newest
+            .iter()
+            .map(|&at| {
+                (
+                    found[at].tool.as_deref().unwrap_or_default(),
+                    found[at].content.text(),
+                )
+            })
+            .collect();
+        let texts: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(tool, text)| (*tool, text.as_ref()))
+            .collect();
+        let shares = self.limits.limits_sharing(&texts, Some(room));
+        for (&at, share) in newest.iter().zip(&shares) {
+            fates[at] = self.fate(&found[at], share);
+        }
+    }
+}
