@@ -54,6 +54,29 @@ export interface LimitsOptions {
   /** A model's own `tokenizer.json`. */
   tokenizerFile?: string;
   maxTokensPerTurn?: number;
+  /** All the tool results of one model API request together (`capRequest`). */
+  maxTokensPerRequest?: number;
+}
+
+/** The model APIs whose requests `capRequest` reads. */
+export type Api = "anthropic" | "openai-chat" | "openai-responses" | "gemini";
+
+/** One tool result a request's cap cut. */
+export interface RequestCut {
+  /** The tool whose call it answers; null when the call is not in the request. */
+  tool: string | null;
+  error: boolean;
+  truncation: Truncation;
+  /** Cut for an earlier request, and taken from the cuts kept. */
+  cached: boolean;
+  /** Given way whole to `maxTokensPerRequest`: one line in its place. */
+  elided: boolean;
+}
+
+/** A request with its tool results capped: `body` null when nothing needed a cut. */
+export interface CappedRequest {
+  body: string | null;
+  cuts: RequestCut[];
 }
 
 export interface ToolCapOptions {
@@ -99,6 +122,13 @@ export declare class Limits {
    * newlines: each part's kept text, null for a part wholly cut out; null when within the limit.
    */
   capTexts(toolName: string, texts: string[], options?: ToolCapOptions): { texts: (string | null)[]; truncation: Truncation } | null;
+  /**
+   * A model API request (its JSON text, or the object) with each tool result cut to the limit
+   * of the tool whose call it answers, as the gateway cuts it; the cuts are kept between calls.
+   * A body that is not a JSON object throws.
+   */
+  capRequest(api: Api, body: string | object): CappedRequest;
+  capRequestAsync(api: Api, body: string | object): Promise<CappedRequest>;
   count(text: string): number;
   /** The limit of `toolName`'s outputs, the note included. */
   maxTokensFor(toolName: string): number;

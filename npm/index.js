@@ -102,6 +102,15 @@ class Limits {
     return this.#native.capTexts(toolName, expectStrings("texts", texts), expectOptions("options", options));
   }
 
+  /** A model API request's tool results capped, as the gateway caps them. */
+  capRequest(api, body) {
+    return this.#native.capRequest(expect("api", api, "string"), requestBody(body));
+  }
+
+  async capRequestAsync(api, body) {
+    return this.#native.capRequestAsync(expect("api", api, "string"), requestBody(body));
+  }
+
   count(text) {
     return this.#native.count(expect("text", text, "string"));
   }
@@ -119,6 +128,15 @@ class Limits {
     if (text === undefined) throw new TypeError(`${textName} must be JSON, found undefined`);
     return [expect("toolName", toolName, "string"), expect(textName, text, "string"), expectOptions("options", options)];
   }
+}
+
+/** A request's body as JSON text: the text itself, or an object written as JSON. */
+function requestBody(body) {
+  if (typeof body === "string") return body;
+  if (body === null || typeof body !== "object" || Array.isArray(body)) {
+    throw new TypeError(`body must be a string or an object, found ${kind(body)}`);
+  }
+  return JSON.stringify(body);
 }
 
 /** `make()`, its error a `ManifestError`. */

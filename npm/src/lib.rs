@@ -13,6 +13,7 @@ mod capped;
 mod command;
 mod errors;
 mod limits;
+mod request;
 mod task;
 
 use capped::Capped;

@@ -1,14 +1,16 @@
 //! `Limits`: the limits of `[worker.tool_output]`, from a manifest or from options.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde_json::{Map, Value};
+use tool_output_cap::wire::RequestCap;
 use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
 use crate::capped::{Capped, CappedJson, Truncation};
 use crate::errors::{invalid, refused};
+use crate::request::{self, CappedRequest};
 use crate::task::Work;
 
 /// The options of a tool's cap.
@@ -31,7 +33,18 @@ pub struct CappedTexts {
 /// The limit of every tool, of each tool by name, and the tokenizer they count with. The
 /// package's `Limits` wraps it, and gives its errors as `ManifestError`.
 #[napi(js_name = "NativeLimits")]
-pub struct Limits(Arc<ToolOutputLimits>);
+pub struct Limits(Arc<ToolOutputLimits>, Arc<OnceLock<RequestCap>>);
+
+impl Limits {
+    fn of(limits: ToolOutputLimits) -> Limits {
+        Limits(Arc::new(limits), Arc::default())
+    }
+}
+
+/// The request cap of `limits`, which keeps the cuts it made, made on first use.
+fn request_cap<'a>(limits: &ToolOutputLimits, cap: &'a OnceLock<RequestCap>) -> &'a RequestCap {
+    cap.get_or_init(|| RequestCap::new(limits.clone()))
+}
 
 #[napi]
 impl Limits {
@@ -41,7 +54,7 @@ impl Limits {
     pub fn new(options: Option<Value>) -> Result<Limits> {
         let section = snake_case(options.unwrap_or(Value::Object(Map::new())));
         ToolOutputLimits::from_section(section)
-            .map(|limits| Limits(Arc::new(limits)))
+            .map(Limits::of)
             .map_err(|e| match e.key() {
                 Some(key) => invalid(format!("{} {}", camel_case(key), e.message())),
                 None => invalid(e),
@@ -53,7 +66,7 @@ impl Limits {
     #[napi(factory)]
     pub fn from_manifest(path: String) -> Result<Limits> {
         let manifest = Manifest::from_path(path).map_err(invalid)?;
-        Ok(Limits(Arc::new(manifest.worker.limits())))
+        Ok(Limits::of(manifest.worker.limits()))
     }
 
     /// `text`, an output of `toolName` (its error, which keeps the tail, with `error`), capped
@@ -122,6 +135,23 @@ impl Limits {
     ) -> AsyncTask<Work<CappedJson>> {
         let (limits, outcome) = (Arc::clone(&self.0), outcome(options));
         Work::spawn(move || cap_json(&limits, &tool_name, &json, outcome))
+    }
+
+    /// `body`, the JSON of a request to the model API `api` (`anthropic`, `openai-chat`,
+    /// `openai-responses` or `gemini`), with each tool result cut to the limit of the tool whose
+    /// call it answers, as the gateway cuts it: the capped body (`null` when nothing needed a
+    /// cut) and each cut. The cuts are kept between calls, so a history sent again is not
+    /// counted again. A body that is not a JSON object is an error.
+    #[napi]
+    pub fn cap_request(&self, api: String, body: String) -> Result<CappedRequest> {
+        request::cap(request_cap(&self.0, &self.1), &api, &body)
+    }
+
+    /// [`cap_request`](Self::cap_request) on the libuv pool.
+    #[napi(ts_return_type = "Promise<CappedRequest>")]
+    pub fn cap_request_async(&self, api: String, body: String) -> AsyncTask<Work<CappedRequest>> {
+        let (limits, cap) = (Arc::clone(&self.0), Arc::clone(&self.1));
+        Work::spawn(move || request::cap(request_cap(&limits, &cap), &api, &body))
     }
 
     /// The tokens of `text` with these limits' tokenizer.

@@ -166,3 +166,27 @@ test("a bad argument is a TypeError that names it", async () => {
   await assert.rejects(countAsync(null), { name: "TypeError", message: "text must be a string, found null" });
   await assert.rejects(limits.capAsync("Glob", 1), { name: "TypeError", message: "text must be a string, found a number" });
 });
+
+test("capRequest caps a request's tool results as the gateway does, within maxTokensPerRequest", async () => {
+  const limits = new Limits({ defaultMaxTokens: 3000, maxTokensPerRequest: 8000 });
+  const messages = [{ role: "user", content: "go" }];
+  for (let at = 0; at < 6; at++) {
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${at}`, name: "Glob", input: {} }] });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${at}`, content: listing }] });
+  }
+  const capped = limits.capRequest("anthropic", { messages });
+  const sent = JSON.parse(capped.body).messages;
+  const results = sent.filter((_, at) => at % 2 === 0 && at > 0).map((m) => m.content[0].content);
+  assert.equal(results.length, 6);
+  assert.ok(results.reduce((sum, result) => sum + count(result), 0) <= 8000);
+  assert.ok(capped.cuts[0].elided && !capped.cuts[5].elided);
+  assert.match(results[0], /^truncated: all \d+ tokens dropped to fit the request's budget, call Glob again if you need it$/);
+  assert.match(results[5], NOTE);
+  const again = await limits.capRequestAsync("anthropic", JSON.stringify({ messages }));
+  assert.equal(again.body, capped.body);
+  assert.ok(again.cuts.every((cut) => cut.cached || cut.elided));
+  assert.equal(new Limits().capRequest("anthropic", { messages: [] }).body, null);
+  assert.throws(() => limits.capRequest("openai", {}), /api must be "anthropic", "openai-chat", "openai-responses" or "gemini", found "openai"/);
+  assert.throws(() => limits.capRequest("anthropic", "[1]"), /the request body is not a JSON object/);
+  assert.throws(() => limits.capRequest("anthropic", 5), { name: "TypeError", message: "body must be a string or an object, found a number" });
+});
