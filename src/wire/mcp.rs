@@ -58,7 +58,8 @@ impl ToolOutputLimits {
     /// let capped = limits.cap_call_tool_result("search_files", &result.to_string()).unwrap();
     /// let capped: Value = serde_json::from_str(&capped.json)?;
     /// assert!(capped["content"][0]["text"].as_str().unwrap().ends_with("refine your query"));
-    /// assert_eq!(capped["_meta"][META_KEY]["structuredContent"]["max_tokens"], 1000);
+    /// assert_eq!(capped["_meta"][META_KEY]["content"]["max_tokens"], 1000);
+    /// assert!(capped["_meta"][META_KEY]["structuredContent"]["dropped_tokens"].as_u64() > Some(0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn cap_call_tool_result(&self, tool: &str, result: &str) -> Option<CappedResult> {
