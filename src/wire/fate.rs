@@ -1,7 +1,6 @@
 //! What becomes of each tool result of a request: its cut to its limit, taken from the cache or
 //! made; its tokens as it goes up; and, under a request's budget, its stub.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -147,20 +146,7 @@ impl RequestCap {
         if newest.iter().map(|&at| tokens(at)).sum::<usize>() <= room {
             return;
         }
-        let texts: Vec<(&str, Cow<'_, str>)> = newest
-            .iter()
-            .map(|&at| {
-                (
-                    found[at].tool.as_deref().unwrap_or_default(),
-                    found[at].content.text(),
-                )
-            })
-            .collect();
-        let texts: Vec<(&str, &str)> = texts
-            .iter()
-            .map(|(tool, text)| (*tool, text.as_ref()))
-            .collect();
-        let shares = self.limits.limits_sharing(&texts, Some(room));
+        let shares = self.shares(found, &newest, room);
         for (&at, share) in newest.iter().zip(&shares) {
             fates[at] = self.fate(&found[at], share);
         }

@@ -336,23 +336,29 @@ impl RequestCap {
         }
         let mut limits = HashMap::new();
         for results in turns.values() {
-            let texts: Vec<(&str, Cow<'_, str>)> = results
-                .iter()
-                .map(|&at| {
-                    (
-                        found[at].tool.as_deref().unwrap_or_default(),
-                        found[at].content.text(),
-                    )
-                })
-                .collect();
-            let texts: Vec<(&str, &str)> = texts
-                .iter()
-                .map(|(tool, text)| (*tool, text.as_ref()))
-                .collect();
-            let shares = self.limits.limits_sharing(&texts, Some(budget));
+            let shares = self.shares(found, results, budget);
             limits.extend(results.iter().copied().zip(shares));
         }
         limits
+    }
+
+    /// The limits of the results of `found` at `results`, sharing `budget` as a turn's results
+    /// share it ([`ToolOutputLimits::limits_for_turn`]).
+    fn shares(&self, found: &[Found<'_>], results: &[usize], budget: usize) -> Vec<ToolLimit> {
+        let texts: Vec<(&str, Cow<'_, str>)> = results
+            .iter()
+            .map(|&at| {
+                (
+                    found[at].tool.as_deref().unwrap_or_default(),
+                    found[at].content.text(),
+                )
+            })
+            .collect();
+        let texts: Vec<(&str, &str)> = texts
+            .iter()
+            .map(|(tool, text)| (*tool, text.as_ref()))
+            .collect();
+        self.limits.limits_sharing(&texts, Some(budget))
     }
 }
 
