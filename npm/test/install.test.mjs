@@ -1,7 +1,7 @@
 // The package as npm installs it on Node 20, which it does not support: `npm install` of the
-// packed tarball ($TOOL_OUTPUT_CAP_TARBALL) into a fresh project warns of its `engines`. Run
-// with the machine's own Node 20 and npm, resolving only (`--package-lock-only`), so nothing is
-// built or downloaded whole.
+// packed tarball ($TOOL_OUTPUT_CAP_TARBALL) into a fresh project warns of its `engines`, and a
+// framework of another major than its peer range is refused. Run with the machine's own Node 20
+// and npm, resolving only (`--package-lock-only`), so nothing is built or downloaded whole.
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -38,4 +38,11 @@ test("on Node 20, npm warns of the engines the package needs", { skip }, () => {
   assert.match(result.stderr, /EBADENGINE/);
   assert.match(result.stderr, /package: 'tool-output-cap@0\.1\.0'/);
   assert.match(result.stderr, /required: \{ node: '>=22' \}/);
+});
+
+test("a framework of another major is refused, naming the package and its range", { skip }, () => {
+  const result = install([tarball, "ai@6"]);
+  assert.notEqual(result.status, 0);
+  assert.match(result.stderr, /ERESOLVE/);
+  assert.match(result.stderr, /peerOptional ai@"\^7\.0\.0" from tool-output-cap@0\.1\.0/);
 });
