@@ -129,6 +129,7 @@ mod manifest;
 mod name;
 mod search;
 mod service;
+mod share;
 mod stream;
 mod tokenizer;
 mod tool;
@@ -146,6 +147,7 @@ pub use limits::ToolOutputLimits;
 pub use manifest::{Manifest, ManifestError, WorkerManifest};
 pub use name::UnknownName;
 pub use service::ToolOutputCap;
+pub use share::{RateLimitShare, ShareError};
 pub use stream::{StreamedOutput, TokenCount};
 #[cfg(feature = "bpe-openai")]
 pub use tokenizer::BpeOpenai;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use crate::layout::Cut;
 use crate::limit::Outcome;
 use crate::limit::{Keep, LimitError, ToolLimit};
+use crate::share::RateLimitShare;
 #[cfg(feature = "hf")]
 use crate::tokenizer::HfTokenizer;
 use crate::tokenizer::{Encoding, Tokenizer, TokenizerRef};
@@ -24,6 +25,7 @@ use crate::truncation::Truncation;
 /// encoding = "o200k_base"       # or "cl100k_base"; o200k_base when omitted
 /// max_tokens_per_turn = 20000   # all the outputs of one turn; no turn budget when omitted
 /// max_tokens_per_request = 24000 # all the tool results of one request to a model API; none when omitted
+/// rate_limit_share = 0.5        # of the per-minute input-token limit the provider reports; none when omitted
 ///
 /// [worker.tool_output.per_tool]
 /// Read = 8000
@@ -37,6 +39,7 @@ pub struct ToolOutputLimits {
     pub(crate) encoding: Encoding,
     pub(crate) max_tokens_per_turn: Option<usize>,
     pub(crate) max_tokens_per_request: Option<usize>,
+    pub(crate) rate_limit_share: Option<RateLimitShare>,
     /// A tokenizer given in place of the encoding's.
     custom: Option<CustomTokenizer>,
 }
@@ -75,6 +78,7 @@ impl Default for ToolOutputLimits {
             encoding: Encoding::default(),
             max_tokens_per_turn: None,
             max_tokens_per_request: None,
+            rate_limit_share: None,
             custom: None,
         }
     }
@@ -133,6 +137,15 @@ impl ToolOutputLimits {
     pub fn with_max_tokens_per_request(mut self, max_tokens: usize) -> Result<Self, LimitError> {
         self.max_tokens_per_request = Some(ToolLimit::new(max_tokens)?.max_tokens());
         Ok(self)
+    }
+
+    /// Caps the tool results of one request together to `share` of the per-minute input-token
+    /// limit that the model API reports, once it is known
+    /// ([`RequestCap::cap_within_rate_limit`](crate::wire::RequestCap::cap_within_rate_limit)).
+    #[must_use]
+    pub fn with_rate_limit_share(mut self, share: RateLimitShare) -> Self {
+        self.rate_limit_share = Some(share);
+        self
     }
 
     /// Counts tokens in `encoding`'s vocabulary (and with no tokenizer of its own).
@@ -248,6 +261,12 @@ impl ToolOutputLimits {
     /// one.
     pub fn max_tokens_per_request(&self) -> Option<usize> {
         self.max_tokens_per_request
+    }
+
+    /// The share of the provider's per-minute input-token limit that the tool results of one
+    /// request may take together, if one is set.
+    pub fn rate_limit_share(&self) -> Option<RateLimitShare> {
+        self.rate_limit_share
     }
 
     /// The vocabulary tokens are counted in, unless a `tokenizer_file`

@@ -282,6 +282,7 @@ const STRATEGIES: &str = r#"
 default_max_tokens = 4000
 default_keep = "tail"
 max_tokens_per_turn = 20000
+rate_limit_share = 0.5
 
 [worker.tool_output.per_tool]
 Read = 8000
@@ -296,6 +297,10 @@ max_tokens = 3000
 fn strategies_hints_and_the_turn_budget_load() {
     let limits = Manifest::from_toml_str(STRATEGIES).unwrap().worker.limits();
     assert_eq!(limits.max_tokens_per_turn(), Some(20_000));
+    assert_eq!(
+        limits.rate_limit_share().map(|share| share.get()),
+        Some(0.5)
+    );
     assert_eq!(
         limits.default_limit(),
         &ToolLimit::new(4000).unwrap().with_keep(Keep::Tail)
@@ -326,6 +331,7 @@ fn strategies_hints_and_the_turn_budget_load() {
 fn no_turn_budget_and_head_when_omitted() {
     let limits = Manifest::from_toml_str(TICKET).unwrap().worker.limits();
     assert_eq!(limits.max_tokens_per_turn(), None);
+    assert_eq!(limits.rate_limit_share(), None);
     assert_eq!(limits.limit_for("Read").keep(), Keep::Head);
 }
 
@@ -346,6 +352,16 @@ fn bad_strategy_values_name_the_key_and_the_line() {
             "max_tokens_per_turn = 10",
             "worker.tool_output.max_tokens_per_turn",
             "at least 32",
+        ),
+        (
+            "rate_limit_share = 1.5",
+            "worker.tool_output.rate_limit_share",
+            "over 0 and at most 1, found 1.5",
+        ),
+        (
+            "rate_limit_share = \"half\"",
+            "worker.tool_output.rate_limit_share",
+            "string",
         ),
         (
             "max_tokens_per_turn = \"lots\"",
@@ -528,6 +544,7 @@ fn a_section_given_as_data_is_checked_as_the_manifests_is() {
         "default_max_tokens": 4000,
         "default_keep": "tail",
         "max_tokens_per_turn": 20000,
+        "rate_limit_share": 0.5,
         "per_tool": {
             "Read": 8000,
             "Bash": {"max_tokens": 6000, "keep": "head_tail"},

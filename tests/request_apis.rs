@@ -7,7 +7,7 @@ use common::{count, listing};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tool_output_cap::wire::{Api, RequestCap};
-use tool_output_cap::ToolOutputLimits;
+use tool_output_cap::{RateLimitShare, ToolOutputLimits};
 
 fn cap() -> RequestCap {
     let limits = ToolOutputLimits::new(5000)
@@ -458,4 +458,73 @@ fn older_results_give_way_to_one_line_in_place_and_an_error_keeps_its_flag() {
     // The same request again: the same bytes.
     let again = cap.cap(Api::AnthropicMessages, &body.to_string()).unwrap();
     assert_eq!(again.body, capped.body);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    /// Under a per-minute limit the provider reported, with `rate_limit_share` and no other
+    /// budget: a history sent again with one more turn, request after request, with a prompt
+    /// and tool definitions of their own size. Where the newest results' floor fits, every
+    /// request's results are within the share and within what the rest leaves, and the whole
+    /// body, counted as it is sent, is under the limit; older results move only at steps, and a
+    /// cold cache gives the same bytes.
+    #[test]
+    fn a_request_stays_under_the_rate_limit_the_provider_reported(
+        api in prop::sample::select(vec![Api::AnthropicMessages, Api::ChatCompletions, Api::Responses, Api::Gemini]),
+        turns in prop::collection::vec(
+            (prop::sample::select(vec!["Glob", "Grep", "Read"]), (0usize..700).prop_map(listing)),
+            1..40,
+        ),
+        limit in 8000usize..40_000,
+        prompt in 0usize..6000,
+    ) {
+        let share = RateLimitShare::new(0.5).unwrap();
+        let limits = ToolOutputLimits::new(3000).unwrap().with_rate_limit_share(share);
+        let cap = RequestCap::new(limits.clone());
+        let tools: String = (0..prompt).map(|i| format!("tool {i} ")).collect();
+        let mut before: Vec<(String, usize)> = Vec::new();
+        let (mut steps, mut new_tokens, mut budgets) = (0, 0, std::collections::BTreeSet::new());
+        for k in 1..=turns.len() {
+            let (body, places) = body_of(api, &turns[..k]);
+            let mut body: Value = serde_json::from_str(&body).unwrap();
+            body["tools"] = json!(tools);
+            let body = body.to_string();
+            let capped = cap.cap_within_rate_limit(api, &body, limit).unwrap();
+            let sent = capped.body.clone().unwrap_or_else(|| body.clone());
+            let results = results_of(&sent, &places);
+            let total: usize = results.iter().map(|(_, tokens)| tokens).sum();
+            let fit = capped.rate_limit.unwrap();
+            prop_assert_eq!(fit.limit, limit);
+            match fit.budget {
+                Some(budget) => {
+                    budgets.insert(budget);
+                    prop_assert!(budget <= share.of(limit), "{budget}");
+                    prop_assert!(total <= budget, "{api:?}, request {k}: {total} tokens of {budget}");
+                    prop_assert!(fit.rest_tokens + total <= limit);
+                    prop_assert!(count(&sent) <= limit, "{api:?}, request {k}: {} tokens sent", count(&sent));
+                }
+                // What the rest leaves, in quanta of a quarter budget, cannot hold the newest
+                // result's floor and the older ones' stub lines (under 40 tokens each).
+                None => prop_assert!(
+                    fit.rest_tokens + results[k - 1].1.min(1000) + share.of(limit) / 4 + 40 * (k - 1) > limit,
+                    "{api:?}, request {k}: no budget with {} tokens of rest", fit.rest_tokens
+                ),
+            }
+            new_tokens += results[k - 1].1;
+            if k > 1 && results[..k - 2] != before[..k - 2] {
+                steps += 1;
+            }
+            before = results;
+            if k == turns.len() {
+                let cold = RequestCap::new(limits.clone()).with_cache_bytes(0);
+                prop_assert_eq!(cold.cap_within_rate_limit(api, &body, limit).unwrap().body, capped.body);
+            }
+        }
+        let step = share.of(limit) / 2;
+        prop_assert!(
+            steps <= new_tokens / step + budgets.len(),
+            "{steps} steps for {new_tokens} new tokens and {} budgets", budgets.len()
+        );
+    }
 }

@@ -8,14 +8,16 @@ use toml::{Table, Value};
 use super::ManifestError;
 use crate::limit::{Keep, LimitError, ToolLimit};
 use crate::limits::ToolOutputLimits;
+use crate::share::RateLimitShare;
 
 /// The keys of the section.
-const KEYS: [&str; 7] = [
+const KEYS: [&str; 8] = [
     "default_max_tokens",
     "default_keep",
     "encoding",
     "max_tokens_per_turn",
     "max_tokens_per_request",
+    "rate_limit_share",
     "tokenizer_file",
     "per_tool",
 ];
@@ -60,6 +62,9 @@ impl<'a> Origin<'a> {
         }
         if let Some(max) = value("max_tokens_per_request") {
             limits.max_tokens_per_request = Some(max.max_tokens()?);
+        }
+        if let Some(share) = value("rate_limit_share") {
+            limits.rate_limit_share = Some(share.share()?);
         }
         if let Some(file) = value("tokenizer_file") {
             if section.contains_key("encoding") {
@@ -146,6 +151,20 @@ impl<'a> Checked<'a> {
                 found(other)
             ))),
         }
+    }
+
+    fn share(&self) -> Result<RateLimitShare, ManifestError> {
+        let share = match self.value {
+            Value::Float(share) => *share,
+            Value::Integer(share) => *share as f64,
+            other => {
+                return Err(self.error(format!(
+                    "must be a fraction over 0 and at most 1, found {}",
+                    found(other)
+                )))
+            }
+        };
+        RateLimitShare::new(share).map_err(|e| self.error(e.to_string()))
     }
 
     fn keep(&self) -> Result<Keep, ManifestError> {

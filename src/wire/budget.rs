@@ -26,14 +26,15 @@ pub(super) struct Weighed {
 }
 
 /// Which of `results` are replaced by their stubs so that together they fit `budget`, when the
-/// older ones can make them fit; as many as there are, when they cannot.
-pub(super) fn elided(results: &[Weighed], budget: usize) -> Vec<bool> {
+/// older ones can make them fit; as many as there are, when they cannot. They give way in
+/// multiples of `step` tokens (half the budget, when it does not change from request to request).
+pub(super) fn elided(results: &[Weighed], budget: usize, step: usize) -> Vec<bool> {
     let mut elided = vec![false; results.len()];
     let total: usize = results.iter().map(|result| result.tokens).sum();
     let Some(over) = total.checked_sub(budget).filter(|&over| over > 0) else {
         return elided;
     };
-    let step = (budget / 2).max(1);
+    let step = step.max(1);
     let target = over.div_ceil(step) * step;
     let mut given = 0;
     for (at, result) in results.iter().enumerate() {
@@ -80,10 +81,16 @@ mod tests {
             ..old(0)
         };
         // Within the budget: nothing.
-        assert_eq!(elided(&[old(1000), newest], 10_000), [false, false]);
+        assert_eq!(
+            elided(&[old(1000), newest], 10_000, 10_000 / 2),
+            [false, false]
+        );
         // 1000 over: the first results that give 5000 (half the budget) go.
         let results = [old(3000), old(3000), old(3000), old(3000), newest];
-        assert_eq!(elided(&results, 10_000), [true, true, false, false, false]);
+        assert_eq!(
+            elided(&results, 10_000, 10_000 / 2),
+            [true, true, false, false, false]
+        );
         // One more turn, 2000 more over: still under the next step, the same prefix.
         let more = [
             old(3000),
@@ -94,12 +101,12 @@ mod tests {
             newest,
         ];
         assert_eq!(
-            elided(&more, 13_000)[..2],
+            elided(&more, 13_000, 13_000 / 2)[..2],
             [true, true],
             "a budget of 13000: 5000 over, a step of 6500"
         );
         assert_eq!(
-            elided(&more, 10_000)[..4],
+            elided(&more, 10_000, 10_000 / 2)[..4],
             [true, true, true, true],
             "4000 over: a step of 5000"
         );
@@ -109,7 +116,7 @@ mod tests {
             ..old(9000)
         };
         assert_eq!(
-            elided(&[fixed, old(3000), newest], 1000),
+            elided(&[fixed, old(3000), newest], 1000, 1000 / 2),
             [false, true, false]
         );
     }

@@ -34,6 +34,18 @@ impl Key {
             hint: limit.hint.clone(),
         }
     }
+
+    /// The key of a piece of a request's `text` outside its tool results, whose entry is its count.
+    pub(super) fn of_text(text: &str) -> Self {
+        Key {
+            shape: "text outside the tool results",
+            json_hash: twox_hash::XxHash3_128::oneshot_with_seed(*SEED, text.as_bytes()),
+            json_len: text.len(),
+            max_tokens: 0,
+            keep: crate::Keep::Head,
+            hint: None,
+        }
+    }
 }
 
 /// What is known of a result under a limit: its cut, the JSON that replaces it and its figures
@@ -72,6 +84,23 @@ impl CutCache {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         inner.entries.get(key).cloned()
+    }
+
+    /// The tokens of `text` in `tokenizer`, counted once and kept (as [`Key::of_text`]).
+    pub(super) fn count(&self, text: &str, tokenizer: &dyn crate::Tokenizer) -> usize {
+        let key = Key::of_text(text);
+        if let Some(tokens) = self.get(&key).and_then(|entry| entry.tokens) {
+            return tokens;
+        }
+        let tokens = tokenizer.count(text);
+        self.insert(
+            key,
+            Entry {
+                cut: None,
+                tokens: Some(tokens),
+            },
+        );
+        tokens
     }
 
     pub(super) fn insert(&self, key: Key, entry: Entry) {

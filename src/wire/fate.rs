@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::budget::{elided, stub, Weighed};
 use super::cache::{Entry, Key};
 use super::found::Found;
+use super::rate::{left, RateLimitFit, NEWEST_FLOOR};
 use super::RequestCap;
 use crate::limit::ToolLimit;
 use crate::truncation::Truncation;
@@ -36,7 +37,9 @@ impl RequestCap {
                 let tokenizer = self.limits.tokenizer();
                 let cut = result.content.cut(tool, &limit, tokenizer);
                 let cut = cut.map(|(json, truncation)| (Arc::<str>::from(json), truncation));
-                let tokens = self.limits.max_tokens_per_request().map(|_| {
+                let budgeted = self.limits.max_tokens_per_request().is_some()
+                    || self.limits.rate_limit_share().is_some();
+                let tokens = budgeted.then(|| {
                     let capped = cut.as_ref().map(|(json, _)| json.as_ref());
                     self.tokens_of(result, capped)
                 });
@@ -64,23 +67,26 @@ impl RequestCap {
 
     /// Fits the results of a request, whose `fates` they have under `limits`, to `budget`:
     /// older results give way to their stubs ([`elided`]); then, if the newest turn is over
-    /// what the rest leaves, its results share that.
+    /// what the rest leaves, its results share that. With `room`, a per-minute limit and the
+    /// tokens of the rest of the request, no more than what the rest leaves under the limit
+    /// ([`rate`](super::rate)); how that went is returned.
     pub(super) fn fit(
         &self,
         found: &[Found<'_>],
         fates: &mut [Fate],
         limits: &HashMap<usize, ToolLimit>,
         budget: usize,
-    ) {
+        room: Option<(usize, usize)>,
+    ) -> Option<RateLimitFit> {
         let newest = found.iter().map(|result| result.turn).max();
+        let limit_of = |at: usize| {
+            let tool = found[at].tool.as_deref().unwrap_or_default();
+            limits
+                .get(&at)
+                .unwrap_or_else(|| self.limits.limit_for(tool))
+        };
         let mut stubs: Vec<Option<(String, Truncation)>> = (0..found.len())
-            .map(|at| {
-                let tool = found[at].tool.as_deref().unwrap_or_default();
-                let limit = limits
-                    .get(&at)
-                    .unwrap_or_else(|| self.limits.limit_for(tool));
-                self.stub_of(&found[at], &fates[at], limit)
-            })
+            .map(|at| self.stub_of(&found[at], &fates[at], limit_of(at)))
             .collect();
         let weighed: Vec<Weighed> = (0..found.len())
             .map(|at| Weighed {
@@ -91,7 +97,28 @@ impl RequestCap {
                 newest: Some(found[at].turn) == newest,
             })
             .collect();
-        for (at, elide) in elided(&weighed, budget).into_iter().enumerate() {
+        // Steps of half the configured budget, whatever the rest leaves: a smaller budget then
+        // only ever elides more.
+        let step = budget / 2;
+        let fit = room.map(|(limit, rest_tokens)| {
+            let least: usize = (0..found.len())
+                .map(|at| {
+                    let own = &weighed[at];
+                    match own.newest {
+                        true => own.tokens.min(limit_of(at).max_tokens()).min(NEWEST_FLOOR),
+                        false => own.stub_tokens.unwrap_or(own.tokens).min(own.tokens),
+                    }
+                })
+                .sum();
+            let left = left(limit, rest_tokens, budget / 4);
+            RateLimitFit {
+                limit,
+                rest_tokens,
+                budget: (least <= left).then_some(budget.min(left)),
+            }
+        });
+        let budget = fit.and_then(|fit| fit.budget).unwrap_or(budget);
+        for (at, elide) in elided(&weighed, budget, step).into_iter().enumerate() {
             if let Some((json, truncation)) = stubs[at].take().filter(|_| elide) {
                 fates[at] = Fate {
                     cut: Some((json.into(), truncation)),
@@ -102,6 +129,7 @@ impl RequestCap {
             }
         }
         self.share_newest(found, fates, newest, budget);
+        fit
     }
 
     /// The stub that stands for `result`, whose fate under `limit` is `fate`, given way to the

@@ -43,6 +43,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::ops::Range;
 
 use crate::limit::{Outcome, ToolLimit};
 use crate::limits::ToolOutputLimits;
@@ -57,6 +58,7 @@ mod fate;
 mod found;
 mod gemini;
 mod mcp;
+mod rate;
 mod raw;
 mod responses;
 
@@ -66,6 +68,7 @@ use found::Found;
 use raw::{Object, Splices};
 
 pub use mcp::{CappedResult, META_KEY};
+pub use rate::{input_tokens_limit, RateLimitFit, INPUT_LIMIT_HEADERS, NEWEST_FLOOR};
 
 /// A model API whose requests [`RequestCap`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -194,8 +197,13 @@ pub struct CappedRequest {
     /// Each result cut, in the order of the request.
     pub cuts: Vec<ResultCut>,
     /// The tokens of the request's tool results together as they came, and as they go up: counted
-    /// under a request's budget (`max_tokens_per_request`), `None` without one.
+    /// under a request's budget (`max_tokens_per_request`, or a share of a rate limit), `None`
+    /// without one.
     pub result_tokens: Option<(usize, usize)>,
+    /// How the request was capped within the provider's per-minute input-token limit:
+    /// `Some` when it was capped within one ([`RequestCap::cap_within_rate_limit`]) under a
+    /// `rate_limit_share`.
+    pub rate_limit: Option<RateLimitFit>,
 }
 
 /// A tool result cut in a request.
@@ -279,6 +287,57 @@ impl RequestCap {
     /// body is not a JSON object. It emits no event of its own: its [`CappedRequest::cuts`] are
     /// the record, for the caller to log once with what it knows (a route, a replica).
     pub fn cap(&self, api: Api, body: &str) -> Result<CappedRequest, NotARequest> {
+        self.cap_within(api, body, None)
+    }
+
+    /// [`cap`](Self::cap), and with a `rate_limit_share`, within `limit`, the per-minute
+    /// input-token limit that the model API reported ([`input_tokens_limit`]): the request's tool
+    /// results share that share of it, and no more than the rest of the request leaves under
+    /// it, as [the rules](rate) say.
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// use tool_output_cap::wire::{Api, RequestCap};
+    /// use tool_output_cap::{RateLimitShare, Tokenizer, ToolOutputLimits};
+    ///
+    /// let turn = |i: usize| {
+    ///     let listing: String = (0..3000).map(|n| format!("src/turn_{i}/file_{n}.rs\n")).collect();
+    ///     [
+    ///         json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("t{i}"), "name": "Glob", "input": {}}]}),
+    ///         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{i}"), "content": listing}]}),
+    ///     ]
+    /// };
+    /// let mut messages = vec![json!({"role": "user", "content": "list every file"})];
+    /// (0..6).for_each(|i| messages.extend(turn(i)));
+    /// let body = json!({"model": "claude-sonnet-4-5", "messages": messages}).to_string();
+    ///
+    /// let limits = ToolOutputLimits::default().with_rate_limit_share(RateLimitShare::new(0.5)?);
+    /// let cap = RequestCap::new(limits);
+    /// let capped = cap.cap_within_rate_limit(Api::AnthropicMessages, &body, 30_000)?;
+    /// let fit = capped.rate_limit.unwrap();
+    /// let (before, after) = capped.result_tokens.unwrap();
+    /// assert!(before > 30_000 && after <= 15_000, "{before} -> {after}");
+    /// assert!(fit.rest_tokens + after <= 30_000);
+    /// // The whole request, counted as JSON, is under the limit.
+    /// let sent = capped.body.unwrap();
+    /// assert!(cap.limits().tokenizer().count(&sent) <= 30_000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cap_within_rate_limit(
+        &self,
+        api: Api,
+        body: &str,
+        limit: usize,
+    ) -> Result<CappedRequest, NotARequest> {
+        self.cap_within(api, body, Some(limit))
+    }
+
+    fn cap_within(
+        &self,
+        api: Api,
+        body: &str,
+        rate_limit: Option<usize>,
+    ) -> Result<CappedRequest, NotARequest> {
         // Where serde_json reads a string (a message's text, a key) it refuses a lone surrogate;
         // the body is then read with each such escape as `\ufffd`, of the same length, and the
         // cuts made where they are in the body itself.
@@ -297,7 +356,15 @@ impl RequestCap {
             }
         };
         let found = api.results(&request);
-        let limits = self.turn_limits(&found);
+        let rate_limit = rate_limit.zip(self.limits.rate_limit_share());
+        let budget = [
+            self.limits.max_tokens_per_request(),
+            rate_limit.map(|(limit, share)| share.of(limit).max(ToolLimit::MIN_MAX_TOKENS)),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let limits = self.turn_limits(&found, budget);
         let mut fates: Vec<Fate> = found
             .iter()
             .enumerate()
@@ -311,21 +378,46 @@ impl RequestCap {
                 )
             })
             .collect();
-        if let Some(budget) = self.limits.max_tokens_per_request() {
-            self.fit(&found, &mut fates, &limits, budget);
+        let mut fit = None;
+        if let Some(budget) = budget {
+            let room = rate_limit.map(|(limit, _)| (limit, self.rest_tokens(&readable, &found)));
+            fit = self.fit(&found, &mut fates, &limits, budget, room);
         }
-        Ok(capped(body, &readable, &found, fates))
+        Ok(capped(body, &readable, &found, fates, fit))
+    }
+
+    /// The tokens of `readable` outside the tool results `found` in it, counted in pieces
+    /// ([`rate::pieces`]) that the cache keeps: what a history sent again adds is counted, not
+    /// what it repeats.
+    fn rest_tokens(&self, readable: &str, found: &[Found<'_>]) -> usize {
+        let mut spans: Vec<Range<usize>> = found
+            .iter()
+            .map(|result| crate::json::walk::span_of(readable, result.content.json().get()))
+            .collect();
+        spans.sort_by_key(|span| span.start);
+        let mut outside = Vec::new();
+        let mut at = 0;
+        for span in spans {
+            if span.start >= at {
+                outside.push(&readable[at..span.start]);
+                at = span.end;
+            }
+        }
+        outside.push(&readable[at..]);
+        let tokenizer = self.limits.tokenizer();
+        outside
+            .into_iter()
+            .flat_map(|text| rate::pieces(text).map(move |piece| &text[piece]))
+            .map(|piece| self.cache.count(piece, tokenizer))
+            .sum()
     }
 
     /// The limits of the results that share a turn's budget, by their place among `found`: the
     /// results of each turn (those that answer one model message) share `max_tokens_per_turn`,
-    /// or `max_tokens_per_request` if it is smaller, each turn on its own, so that a turn's cuts
+    /// or the request's `budget` if it is smaller, each turn on its own, so that a turn's cuts
     /// depend on its results alone and appending turns moves none of them.
-    fn turn_limits(&self, found: &[Found<'_>]) -> HashMap<usize, ToolLimit> {
-        let budget = match (
-            self.limits.max_tokens_per_turn(),
-            self.limits.max_tokens_per_request(),
-        ) {
+    fn turn_limits(&self, found: &[Found<'_>], budget: Option<usize>) -> HashMap<usize, ToolLimit> {
+        let budget = match (self.limits.max_tokens_per_turn(), budget) {
             (Some(turn), Some(request)) => turn.min(request),
             (Some(budget), None) | (None, Some(budget)) => budget,
             (None, None) => return HashMap::new(),
@@ -364,7 +456,13 @@ impl RequestCap {
 
 /// The capped request: `body`, read as `readable`, with each result of `found` replaced as its
 /// fate says, and the figures.
-fn capped(body: &str, readable: &str, found: &[Found<'_>], fates: Vec<Fate>) -> CappedRequest {
+fn capped(
+    body: &str,
+    readable: &str,
+    found: &[Found<'_>],
+    fates: Vec<Fate>,
+    rate_limit: Option<RateLimitFit>,
+) -> CappedRequest {
     let mut splices = Splices::default();
     let mut cuts = Vec::new();
     let mut tokens = Some((0, 0));
@@ -388,5 +486,6 @@ fn capped(body: &str, readable: &str, found: &[Found<'_>], fates: Vec<Fate>) -> 
         body: splices.apply(body),
         cuts,
         result_tokens: tokens.filter(|_| !found.is_empty()),
+        rate_limit,
     }
 }

@@ -1,0 +1,126 @@
+//! A request within the per-minute input-token limit its provider reports: the limit, read from
+//! the provider's answers, and what of it a request's tool results may take.
+//!
+//! Anthropic reports the limit on every answer in `anthropic-ratelimit-input-tokens-limit`, and
+//! OpenAI in `x-ratelimit-limit-tokens`; Gemini reports none. With `rate_limit_share`, the tool
+//! results of a request capped within a limit `L`
+//! ([`RequestCap::cap_within_rate_limit`](super::RequestCap::cap_within_rate_limit)) share
+//! `rate_limit_share × L` (or `max_tokens_per_request`, if that is smaller), and no more than
+//! what the rest of the request leaves under `L`:
+//!
+//! - The rest (the system prompt, the tool definitions, the messages) is counted as its JSON in
+//!   the limits' tokenizer. Its keys, quotes and escapes make that count higher than a
+//!   provider's own for the same text: the margin is on the safe side for a model counted in the
+//!   same vocabulary. For Claude, whose tokenizer is not local, it is an estimate.
+//! - What the rest leaves is rounded down to a quarter of the budget, so that the budget does
+//!   not change on every turn, and older results still give way only in steps of half the
+//!   budget.
+//! - The newest turn's results keep at least the smaller of their limit and
+//!   [`NEWEST_FLOOR`] tokens each. When what the rest leaves cannot hold that, the request is
+//!   capped to its configured budgets alone, and [`RateLimitFit::budget`] says so.
+
+use std::ops::Range;
+
+/// The headers in which a model API reports its per-minute input-token limit: Anthropic's and
+/// OpenAI's.
+pub const INPUT_LIMIT_HEADERS: [&str; 2] = [
+    "anthropic-ratelimit-input-tokens-limit",
+    "x-ratelimit-limit-tokens",
+];
+
+/// What each of the newest turn's results keeps at least, when its limit is larger, before what
+/// the rest of a request leaves is given up.
+pub const NEWEST_FLOOR: usize = 1000;
+
+/// The per-minute input-token limit that a header `name` of a model API's answer reports, with
+/// its `value`: a whole number over 0 in one of [`INPUT_LIMIT_HEADERS`].
+///
+/// ```
+/// use tool_output_cap::wire::input_tokens_limit;
+///
+/// assert_eq!(input_tokens_limit("anthropic-ratelimit-input-tokens-limit", "30000"), Some(30_000));
+/// assert_eq!(input_tokens_limit("X-RateLimit-Limit-Tokens", "150000"), Some(150_000));
+/// assert_eq!(input_tokens_limit("x-ratelimit-remaining-tokens", "149000"), None);
+/// ```
+pub fn input_tokens_limit(name: &str, value: &str) -> Option<usize> {
+    INPUT_LIMIT_HEADERS
+        .iter()
+        .any(|header| header.eq_ignore_ascii_case(name))
+        .then(|| value.trim().parse().ok())
+        .flatten()
+        .filter(|&limit| limit > 0)
+}
+
+/// How a request was capped within a per-minute input-token limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RateLimitFit {
+    /// The limit.
+    pub limit: usize,
+    /// The tokens of the rest of the request (all but its tool results), as its JSON.
+    pub rest_tokens: usize,
+    /// What the tool results were given together; `None` when what the rest leaves under the
+    /// limit cannot hold the newest results' floor, and the request was capped to its configured
+    /// budgets alone.
+    pub budget: Option<usize>,
+}
+
+/// What the rest of a request, of `rest` tokens, leaves its tool results under `limit`, rounded
+/// down to a multiple of `quantum`.
+pub(super) fn left(limit: usize, rest: usize, quantum: usize) -> usize {
+    let quantum = quantum.max(1);
+    limit.saturating_sub(rest) / quantum * quantum
+}
+
+/// The pieces `text` is counted in, cut where its content says (after a `},` or `],` whose
+/// 32 bytes before hash to one in 8), so that text inserted in one place leaves every piece
+/// after the next cut as it was, and already counted.
+pub(super) fn pieces(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
+    let bytes = text.as_bytes();
+    let mut start = 0;
+    std::iter::from_fn(move || {
+        if start >= bytes.len() {
+            return None;
+        }
+        let end = (start + 1..bytes.len())
+            .find(|&at| {
+                matches!(bytes[at - 1..=at], [b'}' | b']', b',']) && {
+                    let window = &bytes[at.saturating_sub(32)..at];
+                    twox_hash::XxHash3_64::oneshot(window) % 8 == 0
+                }
+            })
+            .map_or(bytes.len(), |at| at + 1);
+        let piece = start..end;
+        start = end;
+        Some(piece)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_the_rest_leaves_moves_in_quanta() {
+        assert_eq!(left(20_000, 9_000, 1_000), 11_000);
+        assert_eq!(left(20_000, 9_400, 1_000), 10_000);
+        assert_eq!(left(20_000, 25_000, 1_000), 0);
+    }
+
+    #[test]
+    fn pieces_cover_the_text_and_resynchronise_after_an_insertion() {
+        let items: Vec<String> = (0..2000).map(|i| format!("{{\"n\":{i}}}")).collect();
+        let text = format!("[{}]", items.join(","));
+        let ranges: Vec<_> = pieces(&text).collect();
+        assert_eq!(ranges.first().unwrap().start, 0);
+        assert_eq!(ranges.last().unwrap().end, text.len());
+        assert!(ranges.windows(2).all(|pair| pair[0].end == pair[1].start));
+        let longer = format!("[{{\"new\":true}},{}", &text[1..]);
+        let tail = |text: &str| -> Vec<String> {
+            let all: Vec<String> = pieces(text).map(|r| text[r].to_owned()).collect();
+            assert!(all.len() > 20, "{} pieces", all.len());
+            all[all.len() - 10..].to_vec()
+        };
+        assert_eq!(tail(&text), tail(&longer), "the last pieces are the same");
+    }
+}
