@@ -115,6 +115,12 @@ Examples:
         limit: LimitArgs,
         #[command(flatten)]
         request_budget: RequestArgs,
+        /// The share of the per-minute input-token limit that the model API reports on its
+        /// answers, for the tool results of each request together, once it is known; no more
+        /// than the rest of the request leaves under the limit [default: the manifest's
+        /// rate_limit_share, else none].
+        #[arg(long, value_name = "FRACTION")]
+        rate_limit_share: Option<tool_output_cap::RateLimitShare>,
         /// The model API to forward to [default: with HOST, the one it would have used].
         #[arg(long, value_name = "URL")]
         upstream: Option<String>,

@@ -89,10 +89,17 @@ where
         Command::Gateway {
             limit,
             request_budget,
+            rate_limit_share,
             upstream,
             listen,
             host,
-        } => gateway::gateway(&limit, &request_budget, upstream.as_deref(), listen, &host),
+        } => {
+            let budgets = gateway::Budgets {
+                request: &request_budget,
+                rate_limit_share,
+            };
+            gateway::gateway(&limit, budgets, upstream.as_deref(), listen, &host)
+        }
         Command::Cap { limit, tool } => filter::cap(&limit, tool.tool.as_deref()).map(|()| 0),
         Command::Count { manifest, counting } => {
             filter::count(manifest.as_deref(), &counting).map(|()| 0)

@@ -152,9 +152,14 @@ impl Fake {
                 .body(StreamBody::new(stream).boxed())
                 .unwrap();
         }
-        Response::builder()
+        let mut answer = Response::builder()
             .header("content-type", "application/json")
-            .header("x-fake", "kept")
+            .header("x-fake", "kept");
+        // The per-minute limit a provider reports on every answer, when the test asks for one.
+        if let Some(limit) = headers.get("x-fake-input-limit") {
+            answer = answer.header("anthropic-ratelimit-input-tokens-limit", limit);
+        }
+        answer
             .body(Full::new(Bytes::from_static(br#"{"ok": true}"#)).boxed())
             .unwrap()
     }
@@ -899,6 +904,70 @@ fn check_shows_what_gives_way_to_the_requests_budget() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_limit_the_upstream_reports_bounds_the_requests_after_it_and_is_logged_when_it_changes()
+{
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start(
+        "rate-limit",
+        &fake.url,
+        &["--max-tokens", "3000", "--rate-limit-share", "0.5"],
+        &[("RUST_LOG", "info")],
+    );
+    let mut messages = vec![json!({"role": "user", "content": "list every file"})];
+    for turn in 0..6 {
+        let id = format!("toolu_{turn}");
+        let listing: String = (0..1500)
+            .map(|n| format!("src/turn_{turn}/file_{n}.rs\n"))
+            .collect();
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "Glob", "input": {}}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": listing}]}));
+    }
+    let history = json!({"model": "m", "messages": messages}).to_string();
+    let url = format!("{}/v1/messages", gateway.url);
+    let sent = |limit: Option<&'static str>| {
+        let headers: Vec<(&str, &str)> = limit
+            .map(|limit| ("x-fake-input-limit", limit))
+            .into_iter()
+            .collect();
+        let (url, history, fake) = (url.clone(), history.clone(), fake.clone());
+        async move {
+            post(&url, &headers, history).await;
+            String::from_utf8(fake.seen().pop().unwrap().body.to_vec()).unwrap()
+        }
+    };
+    // Before an answer reports the limit: each result within its tool's limit, no more.
+    let before = sent(Some("20000")).await;
+    assert!(count(&before) > 15_000, "{}", count(&before));
+    // After it: the whole request under 20000, its results within half of it.
+    let after = sent(Some("20000")).await;
+    assert!(count(&after) <= 20_000, "{}", count(&after));
+    let results: usize = serde_json::from_str::<Value>(&after).unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|message| message["content"][0]["content"].as_str())
+        .map(count)
+        .sum();
+    assert!(results <= 10_000, "{results}");
+    assert_eq!(sent(None).await, after, "the same bytes again");
+    // A smaller limit reported: a smaller request.
+    sent(Some("12000")).await;
+    let smaller = sent(None).await;
+    assert!(count(&smaller) <= 12_000, "{}", count(&smaller));
+    std::thread::sleep(Duration::from_millis(300));
+    let log = gateway.stderr();
+    let learned: Vec<&str> = log
+        .lines()
+        .filter(|line| line.contains("reports a per-minute input-token limit"))
+        .collect();
+    assert_eq!(learned.len(), 2, "once, and once when it changed:\n{log}");
+    assert!(
+        learned[0].contains("limit=20000") && learned[1].contains("limit=12000"),
+        "{log}"
+    );
 }
 
 #[cfg(unix)]

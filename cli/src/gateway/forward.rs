@@ -13,14 +13,16 @@ use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use tool_output_cap::wire::{Api, RequestCap};
 
 use super::encoding::decode;
+use super::rate_limit::{log_fit, RateLimit};
 use super::upstream::{without_hop_by_hop, Body, Upstream};
 use super::TARGET;
 
-/// What every request shares: the upstream and the cap.
+/// What every request shares: the upstream, the cap, and the rate limit the upstream reports.
 #[derive(Debug)]
 pub(super) struct Gateway {
     pub(super) upstream: Upstream,
     pub(super) cap: RequestCap,
+    pub(super) rate_limit: RateLimit,
 }
 
 /// Sends `request` on, capped, and gives the upstream's answer, or a 502 in the API's own error
@@ -52,6 +54,9 @@ pub(super) async fn forward(
         .upstream
         .send(Request::from_parts(parts, body))
         .await;
+    if let (Ok(answer), Some(share)) = (&answer, gateway.cap.limits().rate_limit_share()) {
+        gateway.rate_limit.learn(answer.headers(), share);
+    }
     Ok(answered(answer, api, &route, started))
 }
 
@@ -68,7 +73,7 @@ async fn capped_body(
     let (gateway, route, sent) = (Arc::clone(gateway), route.to_owned(), body.clone());
     let encoding = header(headers, CONTENT_ENCODING);
     let capped = tokio::task::spawn_blocking(move || {
-        capped(&gateway.cap, api, &route, encoding.as_deref(), &sent)
+        capped(&gateway, api, &route, encoding.as_deref(), &sent)
     })
     .await
     .unwrap_or_else(|panicked| {
@@ -118,7 +123,7 @@ fn answered(
 /// `None` when nothing was cut, and the bytes that came go on. What cannot be read goes on as
 /// it came, with a warning. Each cut is logged once, here, with its route.
 fn capped(
-    cap: &RequestCap,
+    gateway: &Gateway,
     api: Api,
     route: &str,
     encoding: Option<&str>,
@@ -131,10 +136,12 @@ fn capped(
         unread("a body that is not UTF-8");
         return None;
     };
-    let capped = cap
-        .cap(api, text)
-        .map_err(|error| unread(&error.to_string()))
-        .ok()?;
+    let capped = match gateway.rate_limit.get() {
+        Some(limit) => gateway.cap.cap_within_rate_limit(api, text, limit),
+        None => gateway.cap.cap(api, text),
+    };
+    let capped = capped.map_err(|error| unread(&error.to_string())).ok()?;
+    log_fit(&capped, route);
     for cut in &capped.cuts {
         tracing::info!(
             target: TARGET,

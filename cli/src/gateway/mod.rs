@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use tokio::net::TcpListener;
 use tool_output_cap::wire::RequestCap;
+use tool_output_cap::RateLimitShare;
 
 use crate::args::{LimitArgs, RequestArgs};
 use crate::config::Config;
@@ -16,11 +17,13 @@ use crate::{child, log, Failure};
 mod encoding;
 mod forward;
 mod host;
+mod rate_limit;
 mod serve;
 mod upstream;
 
 use forward::Gateway;
 use host::Host;
+use rate_limit::RateLimit;
 use upstream::Upstream;
 
 /// The `tracing` target of the gateway's events.
@@ -30,16 +33,26 @@ const TARGET: &str = "tool_output_cap::gateway";
 pub(crate) const DEFAULT_LISTEN: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8340);
 
+/// The budgets of a request's tool results together that the gateway's flags give.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budgets<'a> {
+    pub(crate) request: &'a RequestArgs,
+    pub(crate) rate_limit_share: Option<RateLimitShare>,
+}
+
 /// Serves the gateway: until SIGTERM, SIGINT or SIGHUP without `host`; with it, until the host
 /// it runs exits, whose exit code is this process's.
 pub(crate) fn gateway(
     args: &LimitArgs,
-    request: &RequestArgs,
+    budgets: Budgets<'_>,
     upstream: Option<&str>,
     listen: Option<SocketAddr>,
     host: &[String],
 ) -> Result<u8, Failure> {
-    let limits = Config::for_requests(args, request)?.limits;
+    let mut limits = Config::for_requests(args, budgets.request)?.limits;
+    if let Some(share) = budgets.rate_limit_share {
+        limits = limits.with_rate_limit_share(share);
+    }
     let known = host
         .first()
         .map(|program| known_host(program))
@@ -56,6 +69,7 @@ pub(crate) fn gateway(
     let gateway = Arc::new(Gateway {
         upstream: Upstream::new(&upstream_url).map_err(Failure::usage)?,
         cap: RequestCap::new(limits),
+        rate_limit: RateLimit::default(),
     });
     crate::allocator::give_large_blocks_back();
     let runtime = tokio::runtime::Builder::new_multi_thread()
