@@ -1,6 +1,7 @@
 //! What capping a model API request costs, as ratios in one run: a turn that adds one 125 KB
 //! result to a 1 MB history (the host sends its own uncut history again), against one count of
-//! the new result, with the cache of cuts and without it; and the peak of what capping a 1 MB
+//! the new result, with the cache of cuts and without it, and with the cache under a request's
+//! budget (`max_tokens_per_request`) and under a share of a per-minute limit; and the peak of what capping a 1 MB
 //! request allocates, against the body.
 //!
 //! ```text
@@ -23,7 +24,7 @@ use std::time::Instant;
 use corpus::RealListing;
 use serde_json::json;
 use tool_output_cap::wire::{Api, RequestCap};
-use tool_output_cap::{Encoding, ToolOutputLimits};
+use tool_output_cap::{Encoding, RateLimitShare, ToolOutputLimits};
 
 /// The system allocator, counting the bytes live and their peak.
 struct Counting;
@@ -83,12 +84,17 @@ fn main() {
         text[start..end].to_owned()
     };
     let limits = ToolOutputLimits::default();
+    let budgeted = limits.clone().with_max_tokens_per_request(24_000).unwrap();
+    let shared = limits
+        .clone()
+        .with_rate_limit_share(RateLimitShare::new(0.5).unwrap());
     let tokenizer = Encoding::O200kBase.tokenizer();
-    println!("| turn | one count of the new 125 KB result, ms | capping the request, cached, ms | cached / count | uncached, ms | uncached / count |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: |");
+    println!("| turn | one count of the new 125 KB result, ms | capping the request, cached, ms | cached / count | uncached, ms | uncached / count | cached, max_tokens_per_request 24000 / count | cached, rate_limit_share 0.5 of 60000 / count |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for kind in [RealListing::Absolute, RealListing::Grep] {
         let history: Vec<String> = (0..HISTORY_RESULTS).map(|i| listing(kind, i)).collect();
         let (mut count, mut cached, mut uncached) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut budget, mut share) = (Vec::new(), Vec::new());
         for round in 0..ROUNDS {
             let new = listing(kind, 100 + round);
             let mut turn = history.clone();
@@ -110,16 +116,35 @@ fn main() {
             let started = Instant::now();
             black_box(cap.cap(Api::AnthropicMessages, black_box(&after)).unwrap());
             uncached.push(started.elapsed().as_secs_f64());
+
+            let cap = RequestCap::new(budgeted.clone());
+            cap.cap(Api::AnthropicMessages, &before).unwrap();
+            let started = Instant::now();
+            black_box(cap.cap(Api::AnthropicMessages, black_box(&after)).unwrap());
+            budget.push(started.elapsed().as_secs_f64());
+
+            let cap = RequestCap::new(shared.clone());
+            cap.cap_within_rate_limit(Api::AnthropicMessages, &before, 60_000)
+                .unwrap();
+            let started = Instant::now();
+            black_box(
+                cap.cap_within_rate_limit(Api::AnthropicMessages, black_box(&after), 60_000)
+                    .unwrap(),
+            );
+            share.push(started.elapsed().as_secs_f64());
         }
         let (count, cached, uncached) = (median(count), median(cached), median(uncached));
+        let (budget, share) = (median(budget), median(share));
         println!(
-            "| {} results, 1 MB of history and a new one | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
+            "| {} results, 1 MB of history and a new one | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} |",
             kind.describe(),
             count * 1e3,
             cached * 1e3,
             cached / count,
             uncached * 1e3,
             uncached / count,
+            budget / count,
+            share / count,
         );
     }
 

@@ -36,19 +36,37 @@ impl ToolOutputLimits {
         results: &[(&str, &str)],
         max_tokens: Option<usize>,
     ) -> Vec<ToolLimit> {
-        let limits = results.iter().map(|(tool, _)| self.limit_for(tool).clone());
         let Some(max_tokens) = max_tokens else {
-            return limits.collect();
+            return results
+                .iter()
+                .map(|(tool, _)| self.limit_for(tool).clone())
+                .collect();
         };
-        // What each result takes when held to its tool's limit alone.
-        let demands: Vec<usize> = results
+        let demands: Vec<(&str, usize)> = results
             .iter()
-            .map(|(tool, text)| within(self.tokenizer(), text, self.max_tokens_for(tool)))
+            .map(|(tool, text)| (*tool, self.demand(tool, text)))
             .collect();
-        let share = water_level(&demands, max_tokens).max(ToolLimit::MIN_MAX_TOKENS);
-        limits
-            .zip(demands)
-            .map(|(limit, demand)| {
+        self.limits_for_demands(&demands, max_tokens)
+    }
+
+    /// What `text`, a result of `tool`, takes when held to its tool's limit alone.
+    pub(crate) fn demand(&self, tool: &str, text: &str) -> usize {
+        within(self.tokenizer(), text, self.max_tokens_for(tool))
+    }
+
+    /// The limits of results that share `max_tokens`, given each one's tool and
+    /// [`demand`](Self::demand).
+    pub(crate) fn limits_for_demands(
+        &self,
+        demands: &[(&str, usize)],
+        max_tokens: usize,
+    ) -> Vec<ToolLimit> {
+        let takes: Vec<usize> = demands.iter().map(|(_, demand)| *demand).collect();
+        let share = water_level(&takes, max_tokens).max(ToolLimit::MIN_MAX_TOKENS);
+        demands
+            .iter()
+            .map(|&(tool, demand)| {
+                let limit = self.limit_for(tool).clone();
                 if demand <= share {
                     limit
                 } else {

@@ -35,6 +35,14 @@ impl Key {
         }
     }
 
+    /// The key of what the result `json` takes under `limit`, alone, whose entry is that count.
+    pub(super) fn of_demand(json: &str, limit: &ToolLimit) -> Self {
+        Key {
+            shape: "demand",
+            ..Key::new(json, limit, "")
+        }
+    }
+
     /// The key of a piece of a request's `text` outside its tool results, whose entry is its count.
     pub(super) fn of_text(text: &str) -> Self {
         Key {

@@ -437,20 +437,31 @@ impl RequestCap {
     /// The limits of the results of `found` at `results`, sharing `budget` as a turn's results
     /// share it ([`ToolOutputLimits::limits_for_turn`]).
     fn shares(&self, found: &[Found<'_>], results: &[usize], budget: usize) -> Vec<ToolLimit> {
-        let texts: Vec<(&str, Cow<'_, str>)> = results
+        let demands: Vec<(&str, usize)> = results
             .iter()
             .map(|&at| {
-                (
-                    found[at].tool.as_deref().unwrap_or_default(),
-                    found[at].content.text(),
-                )
+                let tool = found[at].tool.as_deref().unwrap_or_default();
+                (tool, self.demand(&found[at], tool))
             })
             .collect();
-        let texts: Vec<(&str, &str)> = texts
-            .iter()
-            .map(|(tool, text)| (*tool, text.as_ref()))
-            .collect();
-        self.limits.limits_sharing(&texts, Some(budget))
+        self.limits.limits_for_demands(&demands, budget)
+    }
+
+    /// What `result`, of `tool`, takes when held to its tool's limit alone: counted once, and
+    /// kept, as a history sent again shares its turns' budgets again on every request.
+    fn demand(&self, result: &Found<'_>, tool: &str) -> usize {
+        let limit = self.limits.limit_for(tool);
+        let key = cache::Key::of_demand(result.content.json().get(), limit);
+        if let Some(demand) = self.cache.get(&key).and_then(|entry| entry.tokens) {
+            return demand;
+        }
+        let demand = self.limits.demand(tool, &result.content.text());
+        let entry = cache::Entry {
+            cut: None,
+            tokens: Some(demand),
+        };
+        self.cache.insert(key, entry);
+        demand
     }
 }
 
