@@ -141,7 +141,7 @@ impl Tokenizer for Tiktoken {
 
     fn count(&self, text: &str) -> usize {
         count_long_run(text, |run| self.count(run)).unwrap_or_else(|| {
-            chunks(self.encoding, text, false)
+            chunks(self.encoding, text, false, CHUNK)
                 .map(|chunk| self.encode_chunk(chunk).len())
                 .sum()
         })
@@ -151,7 +151,10 @@ impl Tokenizer for Tiktoken {
         match count_long_run(text, |run| self.count(run)) {
             Some(tokens) => (tokens <= max_tokens).then_some(tokens),
             None => sum_within(
-                chunks(self.encoding, text, true).map(|chunk| self.encode_chunk(chunk).len()),
+                // Chunks of the budget in bytes, fewer than its tokens: counting stops at the first
+                // that goes over, so a long text is not read far past the budget.
+                chunks(self.encoding, text, true, max_tokens.clamp(1024, CHUNK))
+                    .map(|chunk| self.encode_chunk(chunk).len()),
                 max_tokens,
             ),
         }
@@ -163,7 +166,8 @@ impl Tokenizer for Tiktoken {
             self.encoding,
             text,
             max_tokens,
-            chunks(self.encoding, text, false).map(|chunk| (chunk, self.encode_chunk(chunk))),
+            chunks(self.encoding, text, false, CHUNK)
+                .map(|chunk| (chunk, self.encode_chunk(chunk))),
             Vec::len,
             |offset, _, tokens, room| self.cut_chunk(text, offset, &tokens, room),
         )
@@ -176,24 +180,29 @@ impl Tokenizer for Tiktoken {
     }
 }
 
-/// `text` in consecutive chunks of at least [`CHUNK`] bytes (but the last), each ending where
+/// `text` in consecutive chunks of at least `size` bytes (but the last), each ending where
 /// the next piece starts after a line break, or with `at_numbers` also where a number ends
-/// within the next [`CHUNK`] bytes: compact JSON has no line breaks, but numbers. Both
+/// within the next `size` bytes: compact JSON has no line breaks, but numbers. Both
 /// pre-tokenizers end a piece where a run of digits ends, for `\p{N}{1,3}` is the only pattern
 /// that takes a digit, and it takes nothing else; and none looks back.
-fn chunks(encoding: Encoding, text: &str, at_numbers: bool) -> impl Iterator<Item = &str> {
+fn chunks(
+    encoding: Encoding,
+    text: &str,
+    at_numbers: bool,
+    size: usize,
+) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
-        let from = CHUNK.min(rest.len());
+        let from = size.min(rest.len());
         let number_end = |at: usize| {
             rest.as_bytes()[at - 1].is_ascii_digit()
                 && rest[at..].chars().next().is_some_and(|c| !c.is_numeric())
         };
         let end = at_numbers
-            .then(|| (from.max(1)..(2 * CHUNK).min(rest.len())).find(|&at| number_end(at)))
+            .then(|| (from.max(1)..(2 * size).min(rest.len())).find(|&at| number_end(at)))
             .flatten()
             .or_else(|| encoding.piece_starts(rest, from, rest.len()).next())
             .unwrap_or(rest.len());
@@ -244,7 +253,7 @@ mod tests {
     #[test]
     fn chunks_cover_the_text_and_end_at_piece_starts() {
         let text = "alpha/beta.rs\n  gamma\n".repeat(10_000);
-        let chunks: Vec<&str> = chunks(Encoding::O200kBase, &text, false).collect();
+        let chunks: Vec<&str> = chunks(Encoding::O200kBase, &text, false, CHUNK).collect();
         assert!(chunks.len() > 2);
         assert_eq!(chunks.concat(), text);
         let mut at = 0;
