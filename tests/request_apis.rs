@@ -402,6 +402,9 @@ proptest! {
             if k > 1 && results[..k - 2] != before[..k - 2] {
                 steps += 1;
             }
+            for (at, ((_, is), (_, was))) in results.iter().zip(&before).enumerate() {
+                prop_assert!(is <= was, "{api:?}, request {k}: result {at} grew from {was} to {is} tokens");
+            }
             before = results;
             if k == turns.len() {
                 let cold = RequestCap::new(limits.clone()).with_cache_bytes(0);
@@ -485,6 +488,7 @@ proptest! {
         let tools: String = (0..prompt).map(|i| format!("tool {i} ")).collect();
         let mut before: Vec<(String, usize)> = Vec::new();
         let (mut steps, mut new_tokens, mut budgets) = (0, 0, std::collections::BTreeSet::new());
+        let mut fitted = false;
         for k in 1..=turns.len() {
             let (body, places) = body_of(api, &turns[..k]);
             let mut body: Value = serde_json::from_str(&body).unwrap();
@@ -515,6 +519,14 @@ proptest! {
             if k > 1 && results[..k - 2] != before[..k - 2] {
                 steps += 1;
             }
+            // Where the floor fitted both this request and the one before: when it does not,
+            // the request goes with the share alone, which the gateway logs.
+            if fit.budget.is_some() && fitted {
+                for (at, ((_, is), (_, was))) in results.iter().zip(&before).enumerate() {
+                    prop_assert!(is <= was, "{api:?}, request {k}: result {at} grew from {was} to {is} tokens");
+                }
+            }
+            fitted = fit.budget.is_some();
             before = results;
             if k == turns.len() {
                 let cold = RequestCap::new(limits.clone()).with_cache_bytes(0);

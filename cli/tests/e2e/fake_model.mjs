@@ -9,6 +9,10 @@
 // the request that first calls a tool sets the baseline, and a later request of more than
 // `limit` tokens over it gets the API's own 429, "request too large for the per-minute limit".
 // Tokens are counted with o200k_base, by `count` (the text of every string in the request).
+// With `report`, every answer after the baseline also reports the limit, `baseline + limit`, in
+// the provider's header (Anthropic's `anthropic-ratelimit-input-tokens-limit`, OpenAI's
+// `x-ratelimit-limit-tokens`; Gemini has none), and the tool definitions' strings are counted
+// too, as a provider counts them.
 
 import http from "node:http";
 
@@ -41,12 +45,14 @@ function anthropic(body, res, calls) {
       ? { type: "input_json_delta", partial_json: JSON.stringify(args) }
       : { type: "text_delta", text: "done" };
   const stop = block.type === "tool_use" ? "tool_use" : "end_turn";
+  // One id per message: Claude Code joins the blocks of messages that share an id into one.
+  const id = `msg_e2e_${done + 1}`;
   if (!body.stream) {
     const content = block.type === "tool_use" ? [{ ...block, input: args }] : [{ type: "text", text: "done" }];
-    return json(res, { id: "msg_e2e", type: "message", role: "assistant", model: body.model, content, stop_reason: stop, stop_sequence: null, usage });
+    return json(res, { id, type: "message", role: "assistant", model: body.model, content, stop_reason: stop, stop_sequence: null, usage });
   }
   sse(res, [
-    ["message_start", { type: "message_start", message: { id: "msg_e2e", type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage } }],
+    ["message_start", { type: "message_start", message: { id, type: "message", role: "assistant", model: body.model, content: [], stop_reason: null, stop_sequence: null, usage } }],
     ["content_block_start", { type: "content_block_start", index: 0, content_block: block }],
     ["content_block_delta", { type: "content_block_delta", index: 0, delta }],
     ["content_block_stop", { type: "content_block_stop", index: 0 }],
@@ -123,7 +129,7 @@ const results = (body) =>
  * limited, close }: `requests` holds each request ({ method, path, body, text }) with its
  * `tokens` when counted, `limited` each request refused.
  */
-export function startFakeModel(calls, { limit, count } = {}) {
+export function startFakeModel(calls, { limit, count, report = false } = {}) {
   calls = Array.isArray(calls) ? calls : [calls];
   const requests = [];
   const limited = [];
@@ -145,8 +151,13 @@ export function startFakeModel(calls, { limit, count } = {}) {
       requests.push(request);
       const inference = /\/messages$|\/responses$|:(stream)?[gG]enerateContent$/.test(path);
       if (limit && inference && (body.tools ?? []).length) {
-        request.tokens = count(strings({ system: body.system, messages: body.messages, input: body.input, instructions: body.instructions, contents: body.contents, systemInstruction: body.systemInstruction }));
+        const tools = report ? { tools: body.tools } : {};
+        request.tokens = count(strings({ system: body.system, messages: body.messages, input: body.input, instructions: body.instructions, contents: body.contents, systemInstruction: body.systemInstruction, ...tools }));
         if (results(body) === 0 && baseline === undefined) baseline = request.tokens;
+        if (report && baseline !== undefined) {
+          if (path.endsWith("/messages")) res.setHeader("anthropic-ratelimit-input-tokens-limit", baseline + limit);
+          if (path.endsWith("/responses")) res.setHeader("x-ratelimit-limit-tokens", baseline + limit);
+        }
         if (baseline !== undefined && request.tokens > baseline + limit) {
           limited.push(request);
           res.writeHead(429, { "content-type": "application/json" });

@@ -19,7 +19,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { startFakeModel } from "./fake_model.mjs";
-import { bin, claudeEnv, codexEnv, geminiEnv, runHost, toolResults } from "./host_setup.mjs";
+import { bin, runHost, shellHosts, toolResults } from "./host_setup.mjs";
 
 const [parts, binary] = process.argv.slice(2, 4).map((arg) => path.resolve(arg));
 const NOTE = /truncated: \d+ tokens dropped, refine your query"?\}?$/;
@@ -29,34 +29,7 @@ const MARGIN = 7000;
 const count = (text) => Number(execFileSync(binary, ["count"], { input: text, maxBuffer: 1 << 30 }));
 const gateway = [binary, "gateway", "--"]; // `tool-output-cap gateway -- HOST`, as cli/README.md says
 
-const hosts = {
-  "Claude Code": {
-    binary: "claude",
-    calls: [{ tool: "Bash", args: { command: COMMAND } }, { tool: "Bash", args: { command: "echo next" } }],
-    args: ["-p", "List the files.", "--allowedTools", "Bash", "--output-format", "json", "--no-session-persistence"],
-    env: (home, url) => claudeEnv(home, url),
-  },
-  Codex: {
-    binary: "codex",
-    calls: [{ tool: "exec_command", args: { cmd: COMMAND } }, { tool: "exec_command", args: { cmd: "echo next" } }],
-    args: ["exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-approvals-and-sandbox", "List the files."],
-    // Direct: a provider at the fake. Through the gateway: the upstream is the host's base URL.
-    // Codex cuts a shell output to about 10 KB for a model it does not know; a user's
-    // `tool_output_token_limit` lets the whole 25,000 characters through, as bigger budgets do.
-    env: (home, url, viaGateway) => {
-      const settings = ["tool_output_token_limit = 20000"];
-      return viaGateway
-        ? codexEnv(home, null, { OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "sk-e2e" }, settings)
-        : codexEnv(home, url, {}, settings);
-    },
-  },
-  "gemini-cli": {
-    binary: "gemini",
-    calls: [{ tool: "run_shell_command", args: { command: COMMAND } }, { tool: "run_shell_command", args: { command: "echo next" } }],
-    args: ["-p", "List the files.", "--yolo", "--output-format", "json", "-m", "gemini-e2e"],
-    env: (home, url) => geminiEnv(home, url, home),
-  },
-};
+const hosts = shellHosts([COMMAND, "echo next"]);
 
 /** Runs `host` against a fake model with the limit, direct or through the gateway. */
 async function session(host, viaGateway) {

@@ -71,3 +71,38 @@ export function toolResults(request) {
     text: typeof content === "string" ? content : Array.isArray(content) ? content.map((b) => b.text ?? "").join("\n") : content.output ?? content.error ?? JSON.stringify(content),
   }));
 }
+
+/**
+ * Each host set up to run its built-in shell tool on `commands`, one call each, in turn:
+ * { binary, calls, args, env(home, url, viaGateway) } by host name. Through the gateway, Codex's
+ * upstream is its own base URL. Codex cuts a shell output to about 10 KB for a model it does not
+ * know; a user's `tool_output_token_limit` lets 25,000 characters through, as bigger budgets do.
+ */
+export function shellHosts(commands) {
+  const calls = (tool, key) => commands.map((command) => ({ tool, args: { [key]: command } }));
+  return {
+    "Claude Code": {
+      binary: "claude",
+      calls: calls("Bash", "command"),
+      args: ["-p", "List the files.", "--allowedTools", "Bash", "--output-format", "json", "--no-session-persistence"],
+      env: (home, url) => claudeEnv(home, url),
+    },
+    Codex: {
+      binary: "codex",
+      calls: calls("exec_command", "cmd"),
+      args: ["exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-approvals-and-sandbox", "List the files."],
+      env: (home, url, viaGateway) => {
+        const settings = ["tool_output_token_limit = 20000"];
+        return viaGateway
+          ? codexEnv(home, null, { OPENAI_BASE_URL: `${url}/v1`, OPENAI_API_KEY: "sk-e2e" }, settings)
+          : codexEnv(home, url, {}, settings);
+      },
+    },
+    "gemini-cli": {
+      binary: "gemini",
+      calls: calls("run_shell_command", "command"),
+      args: ["-p", "List the files.", "--yolo", "--output-format", "json", "-m", "gemini-e2e"],
+      env: (home, url) => geminiEnv(home, url, home),
+    },
+  };
+}
