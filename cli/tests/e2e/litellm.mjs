@@ -10,6 +10,8 @@
 //   with the note;
 // - a Chat Completions tool message and a Responses function_call_output are capped the same;
 // - two workers (`--num_workers 2`) each cut the same request, and send the same bytes;
+// - with `max_tokens_per_request` in the guardrail's `tool_output`, a history of one to ten
+//   turns sent again, four times at once to two workers, stays within it, as the same bytes;
 // - `litellm_settings.callbacks: tool_output_cap.litellm.proxy_handler` caps as the guardrail does;
 // - a request with no tool result, and ones whose history the guardrail cannot read, reach the
 //   model as they came, and LiteLLM answers them.
@@ -61,6 +63,11 @@ writeFileSync(path.join(home, "config.yaml"), config);
 const callbacks = config.replace(/\nguardrails:[\s\S]*$/, "\nlitellm_settings:\n  callbacks: tool_output_cap.litellm.proxy_handler\n");
 assert.notEqual(callbacks, config);
 writeFileSync(path.join(home, "callbacks.yaml"), callbacks);
+// The guardrail given its limits in litellm_params, with a request's budget.
+const BUDGET = 8000;
+const budgeted = config.replace(/( +)default_on: true\n/, `$&$1tool_output: {max_tokens_per_request: ${BUDGET}, per_tool: {Glob: 3000}}\n`);
+assert.notEqual(budgeted, config);
+writeFileSync(path.join(home, "budget.yaml"), budgeted);
 writeFileSync(path.join(home, "manifest.toml"), MANIFEST);
 // Claude Code keeps a Bash output over 30,000 characters (BASH_MAX_OUTPUT_LENGTH) in a file and
 // sends the model a 2 KB preview of it: the listing is what it sends whole.
@@ -236,6 +243,44 @@ await check("Two LiteLLM workers", async () => {
     assert.equal(texts.size, 1, "every request reached the model as the same bytes");
     cappedGlob(reached[0], "through two workers");
     return `${reached.length} requests, cut fresh ${log.fresh.length} times and ${log.cached.length} times from a worker's cache, reached the model as the same bytes`;
+  } finally {
+    await workers.stop();
+  }
+});
+
+await check("A 10-turn history under max_tokens_per_request, through two workers", async () => {
+  const workers = await startProxy(["--num_workers", "2"], "budget.yaml");
+  try {
+    // Ten Glob results of about 8,000 tokens each, the uncut history sent again with one more
+    // each time, four times at once on connections of their own.
+    const results = Array.from({ length: 10 }, (_, i) => listing.slice(i * 12_000, i * 12_000 + 25_000));
+    const history = (turns) => {
+      const body = messages(results[0]);
+      body.messages = [body.messages[0]];
+      for (let turn = 0; turn < turns; turn += 1) {
+        const id = `toolu_e2e_${turn + 1}`;
+        body.messages.push({ role: "assistant", content: [{ type: "tool_use", id, name: "Glob", input: { pattern: "*" } }] });
+        body.messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: results[turn] }] });
+      }
+      return body;
+    };
+    let largest = 0;
+    for (let turns = 1; turns <= 10; turns += 1) {
+      const before = model.requests.length;
+      const send = async () => {
+        const response = await fetch(`${workers.url}/v1/messages`, { method: "POST", headers: { ...headers, connection: "close" }, body: JSON.stringify(history(turns)) });
+        assert.equal(response.status, 200, await response.text());
+      };
+      await Promise.all([send(), send(), send(), send()]);
+      const reached = model.requests.slice(before);
+      assert.equal(new Set(reached.map((request) => request.text)).size, 1, `turn ${turns}: the same bytes from every send`);
+      const sent = toolResults(reached[0]);
+      assert.equal(sent.length, turns);
+      const total = sent.reduce((sum, result) => sum + count(result.text), 0);
+      assert.ok(total <= BUDGET, `turn ${turns}: ${total} tokens of tool results`);
+      largest = Math.max(largest, total);
+    }
+    return `10 requests, each sent four times at once: every one within ${BUDGET} tokens of tool results (the largest ${largest}), the same bytes from every send`;
   } finally {
     await workers.stop();
   }
