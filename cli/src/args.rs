@@ -121,6 +121,8 @@ Examples:
         /// rate_limit_share, else none].
         #[arg(long, value_name = "FRACTION")]
         rate_limit_share: Option<tool_output_cap::RateLimitShare>,
+        #[command(flatten)]
+        server: ServerArgs,
         /// The model API to forward to [default: with HOST, the one it would have used].
         #[arg(long, value_name = "URL")]
         upstream: Option<String>,
@@ -220,6 +222,35 @@ pub(crate) struct RequestArgs {
     /// max_tokens_per_request, else none].
     #[arg(long, value_name = "N", value_parser = budget)]
     pub(crate) max_tokens_per_request: Option<usize>,
+}
+
+/// How the gateway serves: the bounds of a body, the timeouts, and the connections it holds.
+#[derive(Debug, Clone, clap::Args)]
+pub(crate) struct ServerArgs {
+    /// The most bytes of a request body read, and decoded, to be capped; a larger one goes on
+    /// unread, as it came, with a warning [default: 32 MiB, over Anthropic's own request limit
+    /// of 32 MB].
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20, hide_default_value = true)]
+    pub(crate) max_body_bytes: usize,
+    /// Seconds for a client to send a request's headers; an idle keep-alive HTTP/1 connection
+    /// is closed after as long.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub(crate) header_timeout: u64,
+    /// Seconds for a client to send a request's whole body.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub(crate) body_timeout: u64,
+    /// Seconds to connect to the upstream.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    pub(crate) connect_timeout: u64,
+    /// Seconds the upstream may go without a byte of its answer, its headers included (a model
+    /// may think for minutes before it streams); past it, a 504 in the API's own error shape
+    /// before the headers, the answer ended after them.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub(crate) upstream_timeout: u64,
+    /// The most client connections open at once; more wait to be accepted [default: a third
+    /// of the open-file limit, each connection needing one of its own and one to the upstream].
+    #[arg(long, value_name = "N")]
+    pub(crate) max_connections: Option<usize>,
 }
 
 /// A `--max-tokens` the library accepts as a budget.

@@ -90,6 +90,7 @@ where
             limit,
             request_budget,
             rate_limit_share,
+            server,
             upstream,
             listen,
             host,
@@ -98,7 +99,7 @@ where
                 request: &request_budget,
                 rate_limit_share,
             };
-            gateway::gateway(&limit, budgets, upstream.as_deref(), listen, &host)
+            gateway::gateway(&limit, budgets, &server, upstream.as_deref(), listen, &host)
         }
         Command::Cap { limit, tool } => filter::cap(&limit, tool.tool.as_deref()).map(|()| 0),
         Command::Count { manifest, counting } => {

@@ -3,19 +3,22 @@
 //! back as it comes.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH, CONTENT_TYPE};
+use hyper::header::{HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use tool_output_cap::wire::{Api, RequestCap};
 
+use super::answer::{answered, error_answer, AnswerBody};
+use super::body::{read, Read};
 use super::encoding::decode;
 use super::rate_limit::{log_fit, RateLimit};
-use super::upstream::{without_hop_by_hop, Body, Upstream};
+use super::upstream::{Body, Upstream};
 use super::TARGET;
+use crate::args::ServerArgs;
 
 /// What every request shares: the upstream, the cap, and the rate limit the upstream reports.
 #[derive(Debug)]
@@ -23,14 +26,17 @@ pub(super) struct Gateway {
     pub(super) upstream: Upstream,
     pub(super) cap: RequestCap,
     pub(super) rate_limit: RateLimit,
+    /// Its bounds and timeouts.
+    pub(super) server: ServerArgs,
 }
 
-/// Sends `request` on, capped, and gives the upstream's answer, or a 502 in the API's own error
-/// shape when the upstream cannot be reached.
+/// Sends `request` on, capped, and gives the upstream's answer; an error in the API's own shape
+/// when the body did not come in time (408), the upstream cannot be reached (502), or it sent
+/// nothing for `--upstream-timeout` (504).
 pub(super) async fn forward(
     gateway: Arc<Gateway>,
     request: Request<Incoming>,
-) -> Result<Response<Body>, std::convert::Infallible> {
+) -> Result<Response<AnswerBody>, std::convert::Infallible> {
     let started = Instant::now();
     // The path alone: a query may hold a key (Gemini's `?key=`).
     let route = request.uri().path().to_owned();
@@ -40,36 +46,66 @@ pub(super) async fn forward(
     let (mut parts, body) = request.into_parts();
     let body = match api {
         Some(api) => match capped_body(&gateway, api, &route, &mut parts.headers, body).await {
-            Ok(body) => Full::new(body).map_err(|never| match never {}).boxed(),
-            // The host went away while sending: there is no one to answer.
-            Err(error) => {
+            Ok(body) => body,
+            Err(NotRead::CutShort(error)) => {
+                // The host went away while sending: there is no one to answer.
+                let why = format!("the request body was cut short: {error}");
+                return Ok(error_answer(Some(api), StatusCode::BAD_GATEWAY, &why));
+            }
+            Err(NotRead::Late(seconds)) => {
                 let why =
-                    format!("tool-output-cap gateway: the request body was cut short: {error}");
-                return Ok(bad_gateway(Some(api), &why));
+                    format!("the request body did not come within {seconds} s (--body-timeout)");
+                tracing::warn!(target: TARGET, route, "{why}");
+                return Ok(error_answer(Some(api), StatusCode::REQUEST_TIMEOUT, &why));
             }
         },
         None => body.boxed(),
     };
-    let answer = gateway
-        .upstream
-        .send(Request::from_parts(parts, body))
-        .await;
+    let wait = Duration::from_secs(gateway.server.upstream_timeout);
+    let sent = gateway.upstream.send(Request::from_parts(parts, body));
+    let Ok(answer) = tokio::time::timeout(wait, sent).await else {
+        let why = format!(
+            "the upstream sent no answer within {} s (--upstream-timeout)",
+            wait.as_secs()
+        );
+        tracing::warn!(target: TARGET, route, "{why}");
+        return Ok(error_answer(api, StatusCode::GATEWAY_TIMEOUT, &why));
+    };
     if let (Ok(answer), Some(share)) = (&answer, gateway.cap.limits().rate_limit_share()) {
         gateway.rate_limit.learn(answer.headers(), share);
     }
-    Ok(answered(answer, api, &route, started))
+    Ok(answered(answer, api, &route, started, wait))
+}
+
+/// Why a request's body was not read.
+enum NotRead {
+    /// The host stopped sending it.
+    CutShort(hyper::Error),
+    /// It did not come within this many seconds.
+    Late(u64),
 }
 
 /// The body of a request of `api`, read whole and capped on a blocking thread; `headers` made to
-/// say what it now is. What could not be capped goes on as it came.
+/// say what it now is. What could not be capped goes on as it came; a body over
+/// `--max-body-bytes` is not read, and goes on as it comes.
 async fn capped_body(
     gateway: &Arc<Gateway>,
     api: Api,
     route: &str,
     headers: &mut HeaderMap,
     body: Incoming,
-) -> Result<Bytes, hyper::Error> {
-    let body = read(body, headers).await?;
+) -> Result<Body, NotRead> {
+    let max = gateway.server.max_body_bytes;
+    let seconds = gateway.server.body_timeout;
+    let reading = tokio::time::timeout(Duration::from_secs(seconds), read(body, headers, max));
+    let body = match reading.await.map_err(|_| NotRead::Late(seconds))? {
+        Err(error) => return Err(NotRead::CutShort(error)),
+        Ok(Read::Whole(body)) => body,
+        Ok(Read::Over(body)) => {
+            tracing::warn!(target: TARGET, route, "sent on unread: a body over {max} bytes (--max-body-bytes)");
+            return Ok(body.boxed());
+        }
+    };
     let (gateway, route, sent) = (Arc::clone(gateway), route.to_owned(), body.clone());
     let encoding = header(headers, CONTENT_ENCODING);
     let capped = tokio::task::spawn_blocking(move || {
@@ -82,41 +118,16 @@ async fn capped_body(
         None
     });
     let Some(capped) = capped else {
-        return Ok(body);
+        return Ok(full(body));
     };
     headers.remove(CONTENT_ENCODING);
     headers.insert(CONTENT_LENGTH, HeaderValue::from(capped.len()));
-    Ok(capped)
+    Ok(full(capped))
 }
 
-/// The upstream's `answer` as the host gets it, logged; a 502 in `api`'s shape when there is none.
-fn answered(
-    answer: Result<Response<Incoming>, hyper_util::client::legacy::Error>,
-    api: Option<Api>,
-    route: &str,
-    started: Instant,
-) -> Response<Body> {
-    match answer {
-        Ok(answer) => {
-            tracing::info!(
-                target: TARGET,
-                route,
-                status = answer.status().as_u16(),
-                headers_ms = started.elapsed().as_millis() as u64,
-                "forwarded"
-            );
-            let (mut parts, body) = answer.into_parts();
-            without_hop_by_hop(&mut parts.headers);
-            Response::from_parts(parts, body.boxed())
-        }
-        Err(error) => {
-            let reason = std::error::Error::source(&error)
-                .map_or_else(|| error.to_string(), |source| format!("{error}: {source}"));
-            tracing::warn!(target: TARGET, route, "the upstream cannot be reached: {reason}");
-            let why = format!("tool-output-cap gateway: the upstream cannot be reached: {reason}");
-            bad_gateway(api, &why)
-        }
-    }
+/// `bytes` as a body to send on.
+fn full(bytes: Bytes) -> Body {
+    Full::new(bytes).map_err(|never| match never {}).boxed()
 }
 
 /// `body`, a request of `api` sent `encoding`-encoded, with its tool results capped, decoded:
@@ -131,7 +142,9 @@ fn capped(
 ) -> Option<Bytes> {
     let started = Instant::now();
     let unread = |why: &str| tracing::warn!(target: TARGET, route, "sent on as it came: {why}");
-    let decoded = decode(encoding, body).map_err(|why| unread(&why)).ok()?;
+    let decoded = decode(encoding, body, gateway.server.max_body_bytes)
+        .map_err(|why| unread(&why))
+        .ok()?;
     let Ok(text) = std::str::from_utf8(&decoded) else {
         unread("a body that is not UTF-8");
         return None;
@@ -167,46 +180,7 @@ fn capped(
     capped.body.map(Bytes::from)
 }
 
-/// The whole of `body`, read into one buffer of the size its `Content-Length` says.
-async fn read(mut body: Incoming, headers: &HeaderMap) -> Result<Bytes, hyper::Error> {
-    let length = header(headers, CONTENT_LENGTH).and_then(|length| length.parse::<usize>().ok());
-    // A length is only a hint: a body is read to its end whatever it says.
-    let mut buffer = Vec::with_capacity(length.unwrap_or(0).min(64 << 20));
-    while let Some(frame) = body.frame().await {
-        if let Ok(data) = frame?.into_data() {
-            buffer.extend_from_slice(&data);
-        }
-    }
-    Ok(Bytes::from(buffer))
-}
-
 /// The value of the header `name`, if it is text.
 fn header(headers: &HeaderMap, name: hyper::header::HeaderName) -> Option<String> {
     headers.get(name)?.to_str().ok().map(str::to_owned)
-}
-
-/// A 502 whose body has `api`'s error shape (OpenAI's for a route of no known API), saying why.
-fn bad_gateway(api: Option<Api>, why: &str) -> Response<Body> {
-    let body = match api {
-        Some(Api::AnthropicMessages) => serde_json::json!({
-            "type": "error",
-            "error": {"type": "api_error", "message": why},
-        }),
-        Some(Api::Gemini) => serde_json::json!({
-            "error": {"code": 502, "message": why, "status": "UNAVAILABLE"},
-        }),
-        _ => serde_json::json!({
-            "error": {"message": why, "type": "server_error", "param": null, "code": "bad_gateway"},
-        }),
-    };
-    let mut response = Response::new(
-        Full::new(Bytes::from(body.to_string()))
-            .map_err(|never| match never {})
-            .boxed(),
-    );
-    *response.status_mut() = StatusCode::BAD_GATEWAY;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
 }

@@ -5,15 +5,18 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::ExitStatus;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tool_output_cap::wire::RequestCap;
 use tool_output_cap::RateLimitShare;
 
-use crate::args::{LimitArgs, RequestArgs};
+use crate::args::{LimitArgs, RequestArgs, ServerArgs};
 use crate::config::Config;
 use crate::{child, log, Failure};
 
+mod answer;
+mod body;
 mod encoding;
 mod forward;
 mod host;
@@ -45,6 +48,7 @@ pub(crate) struct Budgets<'a> {
 pub(crate) fn gateway(
     args: &LimitArgs,
     budgets: Budgets<'_>,
+    server: &ServerArgs,
     upstream: Option<&str>,
     listen: Option<SocketAddr>,
     host: &[String],
@@ -66,11 +70,14 @@ pub(crate) fn gateway(
             ))
         }
     };
+    let connect_timeout = Duration::from_secs(server.connect_timeout);
     let gateway = Arc::new(Gateway {
-        upstream: Upstream::new(&upstream_url).map_err(Failure::usage)?,
+        upstream: Upstream::new(&upstream_url, connect_timeout).map_err(Failure::usage)?,
         cap: RequestCap::new(limits),
         rate_limit: RateLimit::default(),
+        server: server.clone(),
     });
+    let upstream_url = upstream::without_userinfo(&upstream_url);
     crate::allocator::give_large_blocks_back();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -82,6 +89,13 @@ pub(crate) fn gateway(
         None => DEFAULT_LISTEN,
     });
     // On this thread, the main one, so that the host dies with the process (`child::command`).
+    if !listen.ip().is_loopback() {
+        tracing::warn!(
+            target: TARGET,
+            "listening on {listen}, beyond this machine: the gateway forwards each client's own \
+             key to the upstream and authenticates no one"
+        );
+    }
     let outcome = runtime.block_on(async {
         let (listener, url) = bind(listen).await?;
         match known {

@@ -5,10 +5,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 
 use super::forward::{forward, Gateway};
 use super::TARGET;
@@ -17,16 +18,31 @@ use super::TARGET;
 pub(super) const DRAIN: Duration = Duration::from_secs(10);
 
 /// Serves `gateway` on `listener` until `stop` resolves; then accepts no more connections, and
-/// waits at most [`DRAIN`] for the requests in flight.
+/// waits at most [`DRAIN`] for the requests in flight. It holds at most `--max-connections`
+/// connections: past that, a new one waits in the listener's backlog until one ends, and the
+/// connections in flight go on. A connection that sends no request headers for
+/// `--header-timeout` (an idle HTTP/1 keep-alive one among them) is closed.
 pub(super) async fn serve(
     listener: TcpListener,
     gateway: Arc<Gateway>,
     stop: impl Future<Output = ()>,
 ) {
     let graceful = GracefulShutdown::new();
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(gateway.server.header_timeout));
+    builder.http2().timer(TokioTimer::new());
+    let open = Arc::new(Semaphore::new(max_connections(
+        gateway.server.max_connections,
+    )));
     tokio::pin!(stop);
     loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&open).acquire_owned() => permit.expect("the semaphore is never closed"),
+            () = &mut stop => break,
+        };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
@@ -49,6 +65,7 @@ pub(super) async fn serve(
             if let Err(error) = connection.await {
                 tracing::debug!(target: TARGET, "a connection ended: {error}");
             }
+            drop(permit);
         });
     }
     drop(listener);
@@ -61,4 +78,19 @@ pub(super) async fn serve(
             "requests still in flight after {} s: stopped", DRAIN.as_secs()
         );
     }
+}
+
+/// `given`, or a third of the process's open-file limit: each connection takes one file, and
+/// one more to the upstream, with room left for the rest.
+fn max_connections(given: Option<usize>) -> usize {
+    given
+        .unwrap_or_else(|| {
+            #[cfg(unix)]
+            let files = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+                .map_or(1024, |(soft, _)| soft);
+            #[cfg(not(unix))]
+            let files = 1024;
+            usize::try_from(files / 3).unwrap_or(usize::MAX)
+        })
+        .max(1)
 }

@@ -1,6 +1,8 @@
 //! The one model API the gateway forwards to: fixed when it starts, so that no request can
 //! choose another host.
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
@@ -40,27 +42,29 @@ const HOP_BY_HOP: [&str; 9] = [
 impl Upstream {
     /// The upstream at `url`, an `http` or `https` URL; HTTPS is verified against the system's
     /// certificate authorities, or those in the file `SSL_CERT_FILE` names.
-    pub(super) fn new(url: &str) -> Result<Self, String> {
+    pub(super) fn new(url: &str, connect_timeout: Duration) -> Result<Self, String> {
+        let shown = without_userinfo(url);
         let uri: Uri = url
             .parse()
-            .map_err(|e| format!("--upstream {url:?} is not a URL: {e}"))?;
+            .map_err(|e| format!("--upstream {shown:?} is not a URL: {e}"))?;
         let (Some(scheme), Some(authority)) = (uri.scheme().cloned(), uri.authority().cloned())
         else {
             return Err(format!(
-                "--upstream {url:?} must be an http:// or https:// URL"
+                "--upstream {shown:?} must be an http:// or https:// URL"
             ));
         };
         if scheme.as_str() != "http" && scheme.as_str() != "https" {
             return Err(format!(
-                "--upstream {url:?} must be an http:// or https:// URL"
+                "--upstream {shown:?} must be an http:// or https:// URL"
             ));
         }
         if uri.query().is_some() {
-            return Err(format!("--upstream {url:?} must not have a query"));
+            return Err(format!("--upstream {shown:?} must not have a query"));
         }
         // A relay writes each part as it has it: no waiting to fill a packet.
         let mut http = HttpConnector::new();
         http.set_nodelay(true);
+        http.set_connect_timeout(Some(connect_timeout));
         http.enforce_http(false);
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_native_roots()
@@ -93,10 +97,27 @@ impl Upstream {
             .build()
             .expect("a valid scheme, authority and path make a valid URI");
         *request.uri_mut() = uri;
+        // Whatever version the host spoke (HTTP/2 among them), the client speaks the upstream's
+        // own: HTTP/1.1, or HTTP/2 where TLS negotiates it.
+        *request.version_mut() = hyper::Version::HTTP_11;
         // The client names the upstream's host itself.
         request.headers_mut().remove(HOST);
         without_hop_by_hop(request.headers_mut());
         self.client.request(request).await
+    }
+}
+
+/// `url` with no user or password in it, to be shown.
+pub(super) fn without_userinfo(url: &str) -> String {
+    match url.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+            match rest[..authority_end].rfind('@') {
+                Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
+                None => url.to_owned(),
+            }
+        }
+        None => url.to_owned(),
     }
 }
 
