@@ -29,3 +29,5 @@ pub fn binary(dir: &Path) -> Command {
         .env("HOME", dir);
     command
 }
+
+pub mod gateway;
