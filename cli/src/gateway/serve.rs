@@ -55,15 +55,19 @@ pub(super) async fn serve(
             () = &mut stop => break,
         };
         let _ = stream.set_nodelay(true);
+        let (builder, watcher) = (builder.clone(), graceful.watcher());
         let gateway = Arc::clone(&gateway);
-        let service = service_fn(move |request| forward(Arc::clone(&gateway), request));
-        let connection = builder
-            .serve_connection(TokioIo::new(stream), service)
-            .into_owned();
-        let connection = graceful.watch(connection);
         tokio::spawn(async move {
-            if let Err(error) = connection.await {
-                tracing::debug!(target: TARGET, "a connection ended: {error}");
+            // hyper's timer starts once it reads a request's head, after the first bytes have
+            // told HTTP/1 from HTTP/2: a connection that sends none is closed here.
+            let wait = Duration::from_secs(gateway.server.header_timeout);
+            let first = tokio::time::timeout(wait, stream.peek(&mut [0u8; 1])).await;
+            if matches!(first, Ok(Ok(1..))) {
+                let service = service_fn(move |request| forward(Arc::clone(&gateway), request));
+                let connection = builder.serve_connection(TokioIo::new(stream), service);
+                if let Err(error) = watcher.watch(connection.into_owned()).await {
+                    tracing::debug!(target: TARGET, "a connection ended: {error}");
+                }
             }
             drop(permit);
         });

@@ -1,0 +1,222 @@
+//! The gateway as a server: an HTTP/2 client in front of an HTTP/1 upstream, bodies over the
+//! limit and compression bombs passed on unread in bounded memory, an upstream that hangs, idle
+//! connections closed, and what it never logs or says of where it listens.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::{Request, StatusCode};
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::{json, Value};
+use support::gateway::{count, listing, post, Fake, Gateway, NOTE_END};
+use support::{binary, scratch};
+use tokio::io::AsyncReadExt;
+use tokio::net::{TcpListener, TcpStream};
+
+/// An Anthropic Messages request whose one tool result is `result`.
+fn with_result(result: &str) -> Value {
+    json!({
+        "model": "m",
+        "messages": [
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Glob", "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": result}]},
+        ],
+    })
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http2_client_gets_the_answer_of_an_http1_upstream() {
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start("h2c", &fake.url, &["--max-tokens", "1000"], &[]);
+    // Prior knowledge: HTTP/2 on a cleartext connection, as `curl --http2-prior-knowledge`.
+    let client = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http::<Full<Bytes>>();
+    let request = Request::post(format!("{}/v1/messages", gateway.url))
+        .header("content-type", "application/json")
+        .body(Full::new(Bytes::from(
+            with_result(&listing(3000)).to_string(),
+        )))
+        .unwrap();
+    let answer = client.request(request).await.unwrap();
+    assert_eq!(answer.version(), hyper::Version::HTTP_2);
+    assert_eq!(answer.status(), StatusCode::OK, "{}", gateway.stderr());
+    let body = answer.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(&body[..], br#"{"ok": true}"#);
+    let seen = fake.seen().pop().unwrap();
+    let sent: Value = serde_json::from_slice(&seen.body).unwrap();
+    let result = sent["messages"][1]["content"][0]["content"]
+        .as_str()
+        .unwrap();
+    assert!(count(result) <= 1000 && result.ends_with(NOTE_END));
+}
+
+/// `parts` joined, gzip-compressed one member each: a body that decodes to their whole, each
+/// member compressed once however often it repeats.
+fn gzip_members(parts: &[(&[u8], usize)]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (part, times) in parts {
+        let mut member = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        member.write_all(part).unwrap();
+        let member = member.finish().unwrap();
+        for _ in 0..*times {
+            body.extend_from_slice(&member);
+        }
+    }
+    body
+}
+
+/// The peak resident memory of the process `pid`, in bytes (Linux's `VmHWM`).
+fn peak_rss(pid: u32) -> usize {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<usize>()
+        .unwrap()
+        * 1024
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bodies_over_the_limit_and_compression_bombs_go_on_unread_in_bounded_memory() {
+    if !std::path::Path::new("/proc/self/status").exists() {
+        eprintln!("skipped: the peak memory is read from /proc, which this system has not");
+        return;
+    }
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start("bombs", &fake.url, &[], &[]);
+    let url = format!("{}/v1/messages", gateway.url);
+    let mib: Vec<u8> = vec![b'a'; 1 << 20];
+    // 1 GiB of valid JSON, the history of a tool result of one letter.
+    let json_bomb = gzip_members(&[
+        (br#"{"model":"m","messages":[{"role":"user","content":""#, 1),
+        (&mib, 1024),
+        (br#""}]}"#, 1),
+    ]);
+    // 2 GiB of zeros.
+    let zeros = vec![0u8; 16 << 20];
+    let zero_bomb = gzip_members(&[(&zeros, 128)]);
+    // 40 MiB sent as it is: over the 32 MiB default, under no compression.
+    let plain = with_result(&"x".repeat(40 << 20)).to_string();
+    for (what, body, encoding) in [
+        ("1 GiB of JSON in 4 MB of gzip", json_bomb, "gzip"),
+        ("2 GiB of zeros in 2 MB of gzip", zero_bomb, "gzip"),
+        ("40 MiB of JSON", plain.into_bytes(), "identity"),
+    ] {
+        let (status, _, _) = post(&url, &[("content-encoding", encoding)], body.clone()).await;
+        assert_eq!(status, StatusCode::OK, "{what}");
+        let seen = fake.seen().pop().unwrap();
+        assert!(
+            seen.body == body,
+            "{what}: the upstream got the bytes as they came"
+        );
+    }
+    let peak = peak_rss(gateway.child.id());
+    let log = gateway.stderr();
+    assert!(
+        peak < 300 << 20,
+        "a peak of {} MiB for bodies of 32 MiB at most",
+        peak >> 20
+    );
+    assert_eq!(log.matches("decodes to more than").count(), 2, "{log}");
+    assert_eq!(log.matches("sent on unread").count(), 1, "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_that_hangs_gives_a_504_in_each_apis_shape() {
+    // An upstream that takes every connection and never answers.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = listener.accept().await {
+            held.push(stream);
+        }
+    });
+    let gateway = Gateway::start("hang", &upstream, &["--upstream-timeout", "1"], &[]);
+    for (route, pointer, expected) in [
+        ("/v1/messages", "/error/type", "timeout_error"),
+        ("/v1/chat/completions", "/error/code", "timeout"),
+        (
+            "/v1beta/models/g:generateContent",
+            "/error/status",
+            "DEADLINE_EXCEEDED",
+        ),
+    ] {
+        let started = Instant::now();
+        let (status, _, body) = post(&format!("{}{route}", gateway.url), &[], "{}").await;
+        assert_eq!(status, StatusCode::GATEWAY_TIMEOUT, "{route}");
+        assert!(started.elapsed() < Duration::from_secs(30), "{route}");
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(body.pointer(pointer).unwrap(), expected, "{route}: {body}");
+        assert!(body.to_string().contains("--upstream-timeout"), "{body}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_connections_are_closed_after_the_header_timeout_and_requests_are_served_meanwhile() {
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start("idle", &fake.url, &["--header-timeout", "2"], &[]);
+    let address = gateway.url.trim_start_matches("http://").to_owned();
+    let mut idle = Vec::new();
+    for _ in 0..2000 {
+        idle.push(TcpStream::connect(&address).await.unwrap());
+    }
+    // Meanwhile, a request is answered.
+    let (status, _, _) = post(&format!("{}/v1/models", gateway.url), &[], "").await;
+    assert_eq!(status, StatusCode::OK);
+    // Each idle connection is closed by the gateway: its read ends.
+    let deadline = Duration::from_secs(60);
+    for (at, stream) in idle.iter_mut().enumerate() {
+        let mut byte = [0u8; 1];
+        let read = tokio::time::timeout(deadline, stream.read(&mut byte)).await;
+        assert!(
+            matches!(read, Ok(Ok(0) | Err(_))),
+            "connection {at} was still open: {read:?}"
+        );
+    }
+}
+
+#[test]
+fn a_password_in_the_upstream_is_never_printed_and_a_public_listen_warns() {
+    let dir = scratch("gateway-server", "listen");
+    let mut child = binary(&dir)
+        .args([
+            "gateway",
+            "--upstream",
+            "http://someone:secret-password@127.0.0.1:9/api",
+            "--listen",
+            "0.0.0.0:0",
+        ])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut log = String::new();
+    while !log.contains("stands for") {
+        let line = lines
+            .next()
+            .expect("the gateway said where it listens")
+            .unwrap();
+        log.push_str(&(line + "\n"));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    for line in lines.map_while(Result::ok) {
+        log.push_str(&(line + "\n"));
+    }
+    assert!(!log.contains("secret-password"), "{log}");
+    assert!(log.contains("http://127.0.0.1:9/api"), "{log}");
+    assert!(
+        log.contains("beyond this machine") && log.contains("authenticates no one"),
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
