@@ -271,6 +271,30 @@ fn a_cut_is_made_once_and_taken_from_the_cache_after() {
     );
 }
 
+#[test]
+fn requests_that_need_the_same_cut_at_once_wait_for_one_and_get_the_same_bytes() {
+    let cap = RequestCap::new(ToolOutputLimits::new(1000).unwrap());
+    let body = history(&[("Glob", listing(60_000))]);
+    let barrier = std::sync::Barrier::new(20);
+    let capped: Vec<_> = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..20)
+            .map(|_| {
+                scope.spawn(|| {
+                    barrier.wait();
+                    cap.cap(Api::AnthropicMessages, &body).unwrap()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    let made = capped.iter().filter(|c| !c.cuts[0].cached).count();
+    assert_eq!(
+        made, 1,
+        "the cut was made {made} times for 20 requests at once"
+    );
+    assert!(capped.iter().all(|c| c.body == capped[0].body));
+}
+
 fn content() -> impl Strategy<Value = String> {
     prop_oneof![
         (0usize..4000).prop_map(listing),

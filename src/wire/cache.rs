@@ -2,7 +2,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
 use crate::limit::ToolLimit;
 use crate::truncation::Truncation;
@@ -13,7 +13,7 @@ static SEED: LazyLock<u64> = LazyLock::new(|| RandomState::new().hash_one("tool-
 
 /// What a tool result's cut depends on: its JSON as sent (by a seeded 128-bit XXH3 hash and its
 /// length), how it is read, and the limit it is cut to.
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(super) struct Key {
     json_hash: u128,
     json_len: usize,
@@ -64,11 +64,14 @@ pub(super) struct Entry {
     pub(super) tokens: Option<usize>,
 }
 
-/// A bounded map of results to their cuts; the oldest go first when it is full.
+/// A bounded map of results to their cuts; the oldest go first when it is full. What is being
+/// made for one request is made once: another that needs it meanwhile waits for it.
 #[derive(Debug)]
 pub(super) struct CutCache {
     max_bytes: usize,
     inner: Mutex<Inner>,
+    /// What is being made, by its key.
+    making: Mutex<HashMap<Key, Arc<OnceLock<Entry>>>>,
 }
 
 #[derive(Debug, Default)]
@@ -83,32 +86,46 @@ impl CutCache {
         CutCache {
             max_bytes,
             inner: Mutex::default(),
+            making: Mutex::default(),
         }
     }
 
     pub(super) fn get(&self, key: &Key) -> Option<Entry> {
-        let inner = self
-            .inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        inner.entries.get(key).cloned()
+        lock(&self.inner).entries.get(key).cloned()
+    }
+
+    /// The entry of `key`, and whether it was there or made by another caller; else `make`s it,
+    /// once however many callers ask for it at the same time, and keeps it.
+    pub(super) fn get_or_make(&self, key: Key, make: impl FnOnce() -> Entry) -> (Entry, bool) {
+        let making = {
+            let mut making = lock(&self.making);
+            // Looked up under this lock: a maker keeps its entry before it lets go of its key.
+            if let Some(entry) = self.get(&key) {
+                return (entry, true);
+            }
+            Arc::clone(making.entry(key.clone()).or_default())
+        };
+        let mut made = false;
+        let entry = making
+            .get_or_init(|| {
+                made = true;
+                make()
+            })
+            .clone();
+        if made {
+            self.insert(key.clone(), entry.clone());
+            lock(&self.making).remove(&key);
+        }
+        (entry, !made)
     }
 
     /// The tokens of `text` in `tokenizer`, counted once and kept (as [`Key::of_text`]).
     pub(super) fn count(&self, text: &str, tokenizer: &dyn crate::Tokenizer) -> usize {
-        let key = Key::of_text(text);
-        if let Some(tokens) = self.get(&key).and_then(|entry| entry.tokens) {
-            return tokens;
-        }
-        let tokens = tokenizer.count(text);
-        self.insert(
-            key,
-            Entry {
-                cut: None,
-                tokens: Some(tokens),
-            },
-        );
-        tokens
+        let (entry, _) = self.get_or_make(Key::of_text(text), || Entry {
+            cut: None,
+            tokens: Some(tokenizer.count(text)),
+        });
+        entry.tokens.unwrap_or_default()
     }
 
     pub(super) fn insert(&self, key: Key, entry: Entry) {
@@ -116,10 +133,7 @@ impl CutCache {
         if size > self.max_bytes {
             return;
         }
-        let mut inner = self
-            .inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut inner = lock(&self.inner);
         while inner.bytes + size > self.max_bytes {
             let Some(oldest) = inner.order.pop_front() else {
                 break;
@@ -134,6 +148,14 @@ impl CutCache {
             inner.bytes += size;
         }
     }
+}
+
+/// `mutex` locked, whether or not a thread panicked holding it: what it guards is whole at
+/// every point a panic can reach.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// The bytes an entry holds: its cut, and about what its key and the map's slot take.

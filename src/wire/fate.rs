@@ -31,23 +31,18 @@ impl RequestCap {
         let tool = result.tool.as_deref().unwrap_or_default();
         let limit = result.outcome.limit(limit);
         let key = Key::new(result.content.json().get(), &limit, result.content.shape());
-        let (entry, cached) = match self.cache.get(&key) {
-            Some(entry) => (entry, true),
-            None => {
-                let tokenizer = self.limits.tokenizer();
-                let cut = result.content.cut(tool, &limit, tokenizer);
-                let cut = cut.map(|(json, truncation)| (Arc::<str>::from(json), truncation));
-                let budgeted = self.limits.max_tokens_per_request().is_some()
-                    || self.limits.rate_limit_share().is_some();
-                let tokens = budgeted.then(|| {
-                    let capped = cut.as_ref().map(|(json, _)| json.as_ref());
-                    self.tokens_of(result, capped)
-                });
-                let entry = Entry { cut, tokens };
-                self.cache.insert(key, entry.clone());
-                (entry, false)
-            }
-        };
+        let (entry, cached) = self.cache.get_or_make(key, || {
+            let tokenizer = self.limits.tokenizer();
+            let cut = result.content.cut(tool, &limit, tokenizer);
+            let cut = cut.map(|(json, truncation)| (Arc::<str>::from(json), truncation));
+            let budgeted = self.limits.max_tokens_per_request().is_some()
+                || self.limits.rate_limit_share().is_some();
+            let tokens = budgeted.then(|| {
+                let capped = cut.as_ref().map(|(json, _)| json.as_ref());
+                self.tokens_of(result, capped)
+            });
+            Entry { cut, tokens }
+        });
         Fate {
             cut: entry.cut,
             tokens: entry.tokens,

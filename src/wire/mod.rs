@@ -452,16 +452,11 @@ impl RequestCap {
     fn demand(&self, result: &Found<'_>, tool: &str) -> usize {
         let limit = self.limits.limit_for(tool);
         let key = cache::Key::of_demand(result.content.json().get(), limit);
-        if let Some(demand) = self.cache.get(&key).and_then(|entry| entry.tokens) {
-            return demand;
-        }
-        let demand = self.limits.demand(tool, &result.content.text());
-        let entry = cache::Entry {
+        let (entry, _) = self.cache.get_or_make(key, || cache::Entry {
             cut: None,
-            tokens: Some(demand),
-        };
-        self.cache.insert(key, entry);
-        demand
+            tokens: Some(self.limits.demand(tool, &result.content.text())),
+        });
+        entry.tokens.unwrap_or_default()
     }
 }
 
