@@ -13,7 +13,8 @@ use std::time::Duration;
 use hyper::StatusCode;
 use serde_json::{json, Value};
 use support::gateway::{
-    count, listing, next_frame, post, stream, Fake, Gateway, NOTE_END, PATIENCE, RATE_LIMITED,
+    count, listing, next_frame, post, stream, tls_acceptor, Fake, Gateway, NOTE_END, PATIENCE,
+    RATE_LIMITED,
 };
 use support::{binary, scratch};
 
@@ -229,32 +230,11 @@ async fn compressed_bodies_are_decoded_and_capped() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_tls_upstream_is_verified_against_the_authority_in_ssl_cert_file() {
-    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issuer = Issuer::new(ca_params, ca_key);
-    let key = KeyPair::generate().unwrap();
-    let cert = CertificateParams::new(vec!["localhost".to_owned()])
-        .unwrap()
-        .signed_by(&key, &issuer)
-        .unwrap();
-    let config = tokio_rustls::rustls::ServerConfig::builder_with_provider(Arc::new(
-        tokio_rustls::rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .unwrap()
-    .with_no_client_auth()
-    .with_single_cert(
-        vec![cert.der().clone()],
-        tokio_rustls::rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
-    )
-    .unwrap();
-    let fake = Fake::start(Some(tokio_rustls::TlsAcceptor::from(Arc::new(config)))).await;
+    let (acceptor, ca_pem) = tls_acceptor(Vec::new());
+    let fake = Fake::start(Some(acceptor)).await;
     let dir = scratch("gateway", "tls-ca");
     let ca_file = dir.join("ca.pem");
-    std::fs::write(&ca_file, ca.pem()).unwrap();
+    std::fs::write(&ca_file, ca_pem).unwrap();
     let (route, body, result) = requests().remove(0);
 
     let trusted = Gateway::start(

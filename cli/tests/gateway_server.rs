@@ -14,7 +14,7 @@ use hyper::{Request, StatusCode};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
-use support::gateway::{count, listing, post, Fake, Gateway, NOTE_END};
+use support::gateway::{count, listing, post, tls_acceptor, Fake, Gateway, NOTE_END};
 use support::{binary, scratch};
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -55,6 +55,41 @@ async fn an_http2_client_gets_the_answer_of_an_http1_upstream() {
         .as_str()
         .unwrap();
     assert!(count(result) <= 1000 && result.ends_with(NOTE_END));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_https_upstream_is_spoken_to_in_the_version_it_offers() {
+    for (alpn, version) in [
+        (vec![b"http/1.1".to_vec()], hyper::Version::HTTP_11),
+        (vec![b"h2".to_vec()], hyper::Version::HTTP_2),
+        (
+            vec![b"h2".to_vec(), b"http/1.1".to_vec()],
+            hyper::Version::HTTP_2,
+        ),
+    ] {
+        let (acceptor, ca_pem) = tls_acceptor(alpn.clone());
+        let fake = Fake::start(Some(acceptor)).await;
+        let dir = scratch("gateway-server", "alpn");
+        let ca_file = dir.join("ca.pem");
+        std::fs::write(&ca_file, ca_pem).unwrap();
+        let gateway = Gateway::start(
+            "alpn",
+            &fake.url,
+            &["--max-tokens", "1000"],
+            &[("SSL_CERT_FILE", ca_file.to_str().unwrap())],
+        );
+        let url = format!("{}/v1/messages", gateway.url);
+        let (status, _, _) = post(&url, &[], with_result(&listing(3000)).to_string()).await;
+        assert_eq!(status, StatusCode::OK, "{alpn:?}: {}", gateway.stderr());
+        let seen = fake.seen().pop().unwrap();
+        assert_eq!(seen.version, version, "{alpn:?}");
+        let sent: Value = serde_json::from_slice(&seen.body).unwrap();
+        let result = sent["messages"][1]["content"][0]["content"]
+            .as_str()
+            .unwrap();
+        assert!(result.ends_with(NOTE_END), "{alpn:?}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
 
 /// `parts` joined, gzip-compressed one member each: a body that decodes to their whole, each

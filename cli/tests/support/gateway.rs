@@ -34,6 +34,7 @@ pub fn count(text: &str) -> usize {
 /// A request the fake upstream got.
 #[derive(Debug, Clone)]
 pub struct Seen {
+    pub version: hyper::Version,
     pub path: String,
     pub headers: HeaderMap,
     pub body: Bytes,
@@ -101,10 +102,16 @@ impl Fake {
     }
 
     pub async fn answer(&self, request: Request<Incoming>) -> Response<FakeBody> {
-        let path = request.uri().to_string();
+        let path = request
+            .uri()
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .to_owned();
+        let version = request.version();
         let headers = request.headers().clone();
         let body = request.into_body().collect().await.unwrap().to_bytes();
         self.seen.lock().unwrap().push(Seen {
+            version,
             path: path.clone(),
             headers: headers.clone(),
             body: body.clone(),
@@ -287,4 +294,33 @@ pub async fn post(
         parts.headers,
         body.collect().await.unwrap().to_bytes(),
     )
+}
+
+/// A TLS acceptor for `localhost` that offers the protocols `alpn` (none: HTTP/1.1 by default),
+/// and the PEM of the authority that signed its certificate.
+pub fn tls_acceptor(alpn: Vec<Vec<u8>>) -> (tokio_rustls::TlsAcceptor, String) {
+    use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["localhost".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let mut config = tokio_rustls::rustls::ServerConfig::builder_with_provider(Arc::new(
+        tokio_rustls::rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(
+        vec![cert.der().clone()],
+        tokio_rustls::rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+    )
+    .unwrap();
+    config.alpn_protocols = alpn;
+    (tokio_rustls::TlsAcceptor::from(Arc::new(config)), ca.pem())
 }
