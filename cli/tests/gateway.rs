@@ -7,7 +7,6 @@ mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::StatusCode;
