@@ -251,6 +251,10 @@ pub(crate) struct ServerArgs {
     /// of the open-file limit, each connection needing one of its own and one to the upstream].
     #[arg(long, value_name = "N")]
     pub(crate) max_connections: Option<usize>,
+    /// Serves the gateway's metrics at `/metrics` on ADDRESS (as 127.0.0.1:9340), in the
+    /// Prometheus text format, on a listener of its own [default: none].
+    #[arg(long, value_name = "ADDRESS")]
+    pub(crate) metrics: Option<std::net::SocketAddr>,
 }
 
 /// A `--max-tokens` the library accepts as a budget.

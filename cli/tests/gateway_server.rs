@@ -219,6 +219,99 @@ async fn idle_connections_are_closed_after_the_header_timeout_and_requests_are_s
     }
 }
 
+/// A free port on 127.0.0.1.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The value of the sample `series` (its name and labels, as written) in the metrics `text`.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .and_then(|value| value.split(' ').next()?.parse().ok())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metrics_count_the_cuts_and_requests_on_a_listener_of_their_own() {
+    let fake = Fake::start(None).await;
+    let address = format!("127.0.0.1:{}", free_port());
+    let gateway = Gateway::start(
+        "metrics",
+        &fake.url,
+        &["--max-tokens", "1000", "--metrics", &address],
+        &[],
+    );
+    let listing = listing(3000);
+    for _ in 0..3 {
+        let body = with_result(&listing).to_string();
+        let (status, _, _) = post(&format!("{}/v1/messages", gateway.url), &[], body).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let (status, _, _) = post(&format!("{}/v1/messages", gateway.url), &[], "not json").await;
+    assert_eq!(status, StatusCode::OK);
+    // The proxied routes have no /metrics of their own: it goes to the upstream.
+    post(&format!("{}/metrics", gateway.url), &[], "").await;
+    assert_eq!(fake.seen().pop().unwrap().path, "/metrics");
+
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let answer = client
+        .get(format!("http://{address}/metrics").parse().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert!(answer.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/openmetrics-text"));
+    let text = String::from_utf8(
+        answer
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap();
+    let glob = r#"{api="anthropic",tool="Glob"}"#;
+    let value = |series: &str| sample(&text, series).unwrap_or_else(|| panic!("{series}:\n{text}"));
+    assert_eq!(
+        value(&format!("tool_output_cap_gateway_results_cut_total{glob}")),
+        3.0
+    );
+    assert_eq!(
+        value(&format!("tool_output_cap_gateway_cuts_cached_total{glob}")),
+        2.0
+    );
+    assert_eq!(
+        value(&format!(
+            "tool_output_cap_gateway_tokens_before_total{glob}"
+        )),
+        3.0 * count(&listing) as f64
+    );
+    assert!(value(&format!("tool_output_cap_gateway_tokens_after_total{glob}")) <= 3000.0);
+    assert_eq!(
+        value(r#"tool_output_cap_gateway_requests_total{api="anthropic",status="200"}"#),
+        4.0
+    );
+    assert_eq!(
+        value(r#"tool_output_cap_gateway_requests_total{api="other",status="200"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(r#"tool_output_cap_gateway_bodies_unread_total{reason="not_json"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(r#"tool_output_cap_gateway_added_seconds_count{api="anthropic"}"#),
+        4.0
+    );
+}
+
 #[test]
 fn a_password_in_the_upstream_is_never_printed_and_a_public_listen_warns() {
     let dir = scratch("gateway-server", "listen");

@@ -7,7 +7,11 @@ use bytes::Bytes;
 /// `body` decoded from `encoding` (a `Content-Encoding` value, `None` for identity), every gzip
 /// member and zstd frame of it, when it decodes to at most `max` bytes; an error naming what
 /// could not be read. Decoding stops past `max`, whatever the compression ratio.
-pub(super) fn decode(encoding: Option<&str>, body: &Bytes, max: usize) -> Result<Bytes, String> {
+pub(super) fn decode(
+    encoding: Option<&str>,
+    body: &Bytes,
+    max: usize,
+) -> Result<Bytes, NotDecoded> {
     let Some(encoding) = encoding
         .map(str::trim)
         .filter(|e| !e.eq_ignore_ascii_case("identity"))
@@ -25,18 +29,37 @@ pub(super) fn decode(encoding: Option<&str>, body: &Bytes, max: usize) -> Result
             .read_to_end(&mut decoded),
         "zstd" => zstd_frames(&body[..], &mut decoded, limit),
         other => {
-            return Err(format!(
+            return Err(NotDecoded::Unreadable(format!(
                 "a body in the content encoding {other:?}, which is not read"
-            ))
+            )))
         }
     };
-    read.map_err(|e| format!("a {encoding} body that cannot be decoded: {e}"))?;
+    read.map_err(|e| {
+        NotDecoded::Unreadable(format!("a {encoding} body that cannot be decoded: {e}"))
+    })?;
     if decoded.len() > max {
-        return Err(format!(
+        return Err(NotDecoded::OverLimit(format!(
             "a {encoding} body that decodes to more than {max} bytes (--max-body-bytes)"
-        ));
+        )));
     }
     Ok(decoded.into())
+}
+
+/// Why a body was not decoded, in words.
+#[derive(Debug)]
+pub(super) enum NotDecoded {
+    /// It decodes to more than the limit.
+    OverLimit(String),
+    /// Its encoding is not read, or it is not in it.
+    Unreadable(String),
+}
+
+impl std::fmt::Display for NotDecoded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotDecoded::OverLimit(why) | NotDecoded::Unreadable(why) => f.write_str(why),
+        }
+    }
 }
 
 /// Decodes every frame of the zstd `source` into `decoded`, skippable frames passed over, until
@@ -90,7 +113,9 @@ mod tests {
             let decoded = decode(Some(encoding), &body.clone().into(), 1 << 20).unwrap();
             assert_eq!(&decoded[..], [first, second].concat(), "{encoding}");
             // Decoding stops past the limit.
-            let error = decode(Some(encoding), &body.into(), 10).unwrap_err();
+            let error = decode(Some(encoding), &body.into(), 10)
+                .unwrap_err()
+                .to_string();
             assert!(error.contains("more than 10 bytes"), "{error}");
             assert_eq!(&decoded[..], [first, second].concat(), "{encoding}");
         }
@@ -115,9 +140,13 @@ mod tests {
                 "{encoding:?}"
             );
         }
-        let error = decode(Some("br"), &Bytes::from_static(b"x"), 100).unwrap_err();
+        let error = decode(Some("br"), &Bytes::from_static(b"x"), 100)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("\"br\""), "{error}");
-        let error = decode(Some("gzip"), &Bytes::from_static(b"not gzip"), 100).unwrap_err();
+        let error = decode(Some("gzip"), &Bytes::from_static(b"not gzip"), 100)
+            .unwrap_err()
+            .to_string();
         assert!(error.contains("gzip"), "{error}");
     }
 }

@@ -14,7 +14,8 @@ use tool_output_cap::wire::{Api, RequestCap};
 
 use super::answer::{answered, error_answer, AnswerBody};
 use super::body::{read, Read};
-use super::encoding::decode;
+use super::encoding::{decode, NotDecoded};
+use super::metrics::{Metrics, Unread};
 use super::rate_limit::{log_fit, RateLimit};
 use super::upstream::{Body, Upstream};
 use super::TARGET;
@@ -28,6 +29,8 @@ pub(super) struct Gateway {
     pub(super) rate_limit: RateLimit,
     /// Its bounds and timeouts.
     pub(super) server: ServerArgs,
+    /// What it does, for `--metrics`.
+    pub(super) metrics: Arc<Metrics>,
 }
 
 /// Sends `request` on, capped, and gives the upstream's answer; an error in the API's own shape
@@ -37,26 +40,40 @@ pub(super) async fn forward(
     gateway: Arc<Gateway>,
     request: Request<Incoming>,
 ) -> Result<Response<AnswerBody>, std::convert::Infallible> {
+    let api = (request.method() == Method::POST)
+        .then(|| Api::for_path(request.uri().path()))
+        .flatten();
+    let answer = sent_on(&gateway, api, request).await;
+    gateway.metrics.request(api, answer.status());
+    Ok(answer)
+}
+
+/// `request`, of `api`, sent on capped, and the answer the host gets.
+async fn sent_on(
+    gateway: &Arc<Gateway>,
+    api: Option<Api>,
+    request: Request<Incoming>,
+) -> Response<AnswerBody> {
     let started = Instant::now();
     // The path alone: a query may hold a key (Gemini's `?key=`).
     let route = request.uri().path().to_owned();
-    let api = (request.method() == Method::POST)
-        .then(|| Api::for_path(&route))
-        .flatten();
     let (mut parts, body) = request.into_parts();
     let body = match api {
-        Some(api) => match capped_body(&gateway, api, &route, &mut parts.headers, body).await {
-            Ok(body) => body,
+        Some(api) => match capped_body(gateway, api, &route, &mut parts.headers, body).await {
+            Ok(body) => {
+                gateway.metrics.added(api, started.elapsed());
+                body
+            }
             Err(NotRead::CutShort(error)) => {
                 // The host went away while sending: there is no one to answer.
                 let why = format!("the request body was cut short: {error}");
-                return Ok(error_answer(Some(api), StatusCode::BAD_GATEWAY, &why));
+                return error_answer(Some(api), StatusCode::BAD_GATEWAY, &why);
             }
             Err(NotRead::Late(seconds)) => {
                 let why =
                     format!("the request body did not come within {seconds} s (--body-timeout)");
                 tracing::warn!(target: TARGET, route, "{why}");
-                return Ok(error_answer(Some(api), StatusCode::REQUEST_TIMEOUT, &why));
+                return error_answer(Some(api), StatusCode::REQUEST_TIMEOUT, &why);
             }
         },
         None => body.boxed(),
@@ -69,12 +86,14 @@ pub(super) async fn forward(
             wait.as_secs()
         );
         tracing::warn!(target: TARGET, route, "{why}");
-        return Ok(error_answer(api, StatusCode::GATEWAY_TIMEOUT, &why));
+        return error_answer(api, StatusCode::GATEWAY_TIMEOUT, &why);
     };
     if let (Ok(answer), Some(share)) = (&answer, gateway.cap.limits().rate_limit_share()) {
-        gateway.rate_limit.learn(answer.headers(), share);
+        if let Some(limit) = gateway.rate_limit.learn(answer.headers(), share) {
+            gateway.metrics.rate_limit(limit);
+        }
     }
-    Ok(answered(answer, api, &route, started, wait))
+    answered(answer, api, &route, started, wait)
 }
 
 /// Why a request's body was not read.
@@ -102,19 +121,21 @@ async fn capped_body(
         Err(error) => return Err(NotRead::CutShort(error)),
         Ok(Read::Whole(body)) => body,
         Ok(Read::Over(body)) => {
+            gateway.metrics.unread(Unread::OverLimit);
             tracing::warn!(target: TARGET, route, "sent on unread: a body over {max} bytes (--max-body-bytes)");
             return Ok(body.boxed());
         }
     };
-    let (gateway, route, sent) = (Arc::clone(gateway), route.to_owned(), body.clone());
+    let (capping, route, sent) = (Arc::clone(gateway), route.to_owned(), body.clone());
     let encoding = header(headers, CONTENT_ENCODING);
     let capped = tokio::task::spawn_blocking(move || {
-        capped(&gateway, api, &route, encoding.as_deref(), &sent)
+        capped(&capping, api, &route, encoding.as_deref(), &sent)
     })
     .await
     .unwrap_or_else(|panicked| {
         // Never the host's error: what could not be capped goes on as it came.
         tracing::warn!(target: TARGET, "sent on as it came: capping it failed: {panicked}");
+        gateway.metrics.unread(Unread::Failed);
         None
     });
     let Some(capped) = capped else {
@@ -141,20 +162,34 @@ fn capped(
     body: &Bytes,
 ) -> Option<Bytes> {
     let started = Instant::now();
-    let unread = |why: &str| tracing::warn!(target: TARGET, route, "sent on as it came: {why}");
-    let decoded = decode(encoding, body, gateway.server.max_body_bytes)
-        .map_err(|why| unread(&why))
-        .ok()?;
+    let unread = |reason: Unread, why: &str| {
+        tracing::warn!(target: TARGET, route, "sent on as it came: {why}");
+        gateway.metrics.unread(reason);
+    };
+    let decoded = match decode(encoding, body, gateway.server.max_body_bytes) {
+        Ok(decoded) => decoded,
+        Err(not) => {
+            let reason = match not {
+                NotDecoded::OverLimit(_) => Unread::DecodedOverLimit,
+                NotDecoded::Unreadable(_) => Unread::Undecodable,
+            };
+            unread(reason, &not.to_string());
+            return None;
+        }
+    };
     let Ok(text) = std::str::from_utf8(&decoded) else {
-        unread("a body that is not UTF-8");
+        unread(Unread::NotUtf8, "a body that is not UTF-8");
         return None;
     };
     let capped = match gateway.rate_limit.get() {
         Some(limit) => gateway.cap.cap_within_rate_limit(api, text, limit),
         None => gateway.cap.cap(api, text),
     };
-    let capped = capped.map_err(|error| unread(&error.to_string())).ok()?;
+    let capped = capped
+        .map_err(|error| unread(Unread::NotJson, &error.to_string()))
+        .ok()?;
     log_fit(&capped, route);
+    gateway.metrics.cuts(api, &capped.cuts);
     for cut in &capped.cuts {
         tracing::info!(
             target: TARGET,

@@ -20,6 +20,7 @@ mod body;
 mod encoding;
 mod forward;
 mod host;
+mod metrics;
 mod rate_limit;
 mod serve;
 mod upstream;
@@ -76,6 +77,7 @@ pub(crate) fn gateway(
         cap: RequestCap::new(limits),
         rate_limit: RateLimit::default(),
         server: server.clone(),
+        metrics: Arc::default(),
     });
     let upstream_url = upstream::without_userinfo(&upstream_url);
     crate::allocator::give_large_blocks_back();
@@ -97,6 +99,11 @@ pub(crate) fn gateway(
         );
     }
     let outcome = runtime.block_on(async {
+        if let Some(address) = server.metrics {
+            metrics::serve(address, Arc::clone(&gateway.metrics))
+                .await
+                .map_err(Failure::io)?;
+        }
         let (listener, url) = bind(listen).await?;
         match known {
             Some(known) => run_host(known, host, listener, gateway, &url).await,

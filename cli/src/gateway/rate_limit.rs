@@ -23,16 +23,13 @@ impl RateLimit {
         Some(self.tokens.load(Ordering::Relaxed)).filter(|&tokens| tokens > 0)
     }
 
-    /// Learns the limit that `headers`, of an answer, report, if they do; logs it the first time
-    /// and when it changes. The `-remaining` headers are not used: they count down for every
-    /// agent on the same key, and round to the provider's own estimate.
-    pub(super) fn learn(&self, headers: &HeaderMap, share: RateLimitShare) {
-        let Some(limit) = headers
+    /// Learns the limit that `headers`, of an answer, report, if they do, and gives it; logs it
+    /// the first time and when it changes. The `-remaining` headers are not used: they count
+    /// down for every agent on the same key, and round to the provider's own estimate.
+    pub(super) fn learn(&self, headers: &HeaderMap, share: RateLimitShare) -> Option<usize> {
+        let limit = headers
             .iter()
-            .find_map(|(name, value)| input_tokens_limit(name.as_str(), value.to_str().ok()?))
-        else {
-            return;
-        };
+            .find_map(|(name, value)| input_tokens_limit(name.as_str(), value.to_str().ok()?))?;
         let before = self.tokens.swap(limit, Ordering::Relaxed);
         if before != limit {
             tracing::info!(
@@ -44,6 +41,7 @@ impl RateLimit {
                  request share {share} of it"
             );
         }
+        Some(limit)
     }
 }
 
