@@ -5,7 +5,8 @@
 // `tool-output-cap gateway -- HOST`, it completes: the result the model got is within 5000
 // tokens and ends with the note, and the next turn sends it again as the same bytes. Then a
 // recorded request that carries a 125 KB tool_result, which the limit refuses, goes through a
-// gateway capped.
+// gateway capped, three times, while a real Prometheus scrapes the gateway's metrics: the cuts
+// it counts are the ones the fake upstream saw.
 //
 //   node cli/tests/e2e/gateway.mjs PARTS BINARY
 //
@@ -20,6 +21,7 @@ import path from "node:path";
 
 import { startFakeModel } from "./fake_model.mjs";
 import { bin, runHost, shellHosts, toolResults } from "./host_setup.mjs";
+import { freePort, prometheusVersion, scraped, startPrometheus } from "./prometheus.mjs";
 
 const [parts, binary] = process.argv.slice(2, 4).map((arg) => path.resolve(arg));
 const NOTE = /truncated: \d+ tokens dropped, refine your query"?\}?$/;
@@ -93,7 +95,7 @@ if (recorded) {
     const result = body.messages.flatMap((m) => (Array.isArray(m.content) ? m.content : [])).find((b) => b.type === "tool_result");
     result.content = listing;
     const model = await startFakeModel([], { limit: MARGIN, count });
-    let proxy;
+    let proxy, prometheus;
     try {
       // The baseline: the request without its result's text.
       const empty = structuredClone(recorded.body);
@@ -102,15 +104,32 @@ if (recorded) {
       await fetch(`${model.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(empty) });
       const direct = await send(model.url);
       assert.equal(direct.status, 429, "direct, the bloated history is refused");
-      proxy = spawn(binary, ["gateway", "--upstream", model.url, "--listen", "127.0.0.1:0"], { stdio: ["ignore", "ignore", "pipe"] });
+      const metrics = `127.0.0.1:${await freePort()}`;
+      proxy = spawn(binary, ["gateway", "--upstream", model.url, "--listen", "127.0.0.1:0", "--metrics", metrics], { stdio: ["ignore", "ignore", "pipe"] });
       const url = await new Promise((resolve) => proxy.stderr.on("data", (data) => resolve(String(data).match(/http:\/\/127\.0\.0\.1:\d+/)?.[0])));
-      const through = await send(url);
-      assert.equal(through.status, 200, "through the gateway, the same request completes");
-      const sent = toolResults(model.requests.at(-1))[0];
-      assert.ok(count(sent.text) <= 5000 && NOTE.test(sent.text));
-      console.log(`a recorded request with a 125 KB tool_result: ${model.limited[0].tokens} tokens refused direct; ${model.requests.at(-1).tokens} tokens through the gateway`);
+      prometheus = prometheusVersion() && (await startPrometheus(metrics));
+      // Three times: cut once, then taken from the cache.
+      for (let time = 0; time < 3; time += 1) {
+        const through = await send(url);
+        assert.equal(through.status, 200, "through the gateway, the same request completes");
+      }
+      const sent = model.requests.slice(-3).map((request) => toolResults(request)[0]);
+      assert.ok(sent.every((result) => count(result.text) <= 5000 && NOTE.test(result.text)));
+      let scrape = `skipped the Prometheus scrape: ${"/usr/bin/prometheus"} is not installed (.ci/run installs it)`;
+      if (prometheus) {
+        // What the fake upstream saw, read back from Prometheus's own API.
+        const cuts = await scraped(prometheus, "sum(tool_output_cap_gateway_results_cut_total)", sent.length);
+        assert.equal(cuts, sent.length, "Prometheus counted the cuts the upstream saw");
+        const before = await scraped(prometheus, 'tool_output_cap_gateway_tokens_before_total{api="anthropic",tool="Bash"}', 3 * count(listing));
+        assert.equal(before, 3 * count(listing), "and the tokens they came with");
+        const cached = await scraped(prometheus, "sum(tool_output_cap_gateway_cuts_cached_total)", 2);
+        assert.equal(cached, 2, "two of them from the cache");
+        scrape = `${prometheusVersion()} scraped ${cuts} cuts (${cached} from the cache) of ${before} tokens, as the upstream saw them`;
+      }
+      console.log(`a recorded request with a 125 KB tool_result: ${model.limited[0].tokens} tokens refused direct; ${model.requests.at(-1).tokens} tokens through the gateway; ${scrape}`);
     } finally {
       proxy?.kill("SIGTERM");
+      await prometheus?.stop();
       await model.close();
     }
     passed += 1;
