@@ -4,10 +4,14 @@
 //! - the time to the first streamed byte through the gateway, less the same going direct, for a
 //!   small request and for a 1 MB history whose results the gateway capped on an earlier turn;
 //! - the gateway's peak RSS (VmHWM) while it caps 1 MB requests, one at a time and 8 at once,
-//!   over what it held before, against the bodies in flight.
+//!   over what it held before, against the bodies in flight;
+//! - load: 200 clients sending 5,000 requests, one in ten a 1 MB history of its own: the errors,
+//!   the requests a second, and the peak RSS over what it held before, against the most bytes of
+//!   bodies in flight at once.
 //!
 //! ```text
 //! cargo bench -p tool-output-cap-cli --bench gateway
+//! cargo bench -p tool-output-cap-cli --bench gateway -- load   # the load alone
 //! ```
 
 #[path = "../../tests/common/corpus.rs"]
@@ -83,6 +87,12 @@ fn gateway(upstream: &str) -> (Child, String) {
 /// A Messages request with a 1 MB history of `find /usr -type f` results, or none.
 fn request(history: bool, salt: usize) -> Bytes {
     let listing = corpus::RealListing::Absolute.of(1_000_000).unwrap();
+    request_of(&listing, history, salt)
+}
+
+/// A Messages request with a history of `listing` in results of 125 KB, or none; `salt` makes
+/// its results its own.
+fn request_of(listing: &str, history: bool, salt: usize) -> Bytes {
     let mut messages = vec![json!({"role": "user", "content": format!("turn {salt}")})];
     if history {
         for (at, part) in listing.as_bytes().chunks(125_000).enumerate() {
@@ -140,6 +150,10 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let upstream = fake().await;
+        // `cargo bench --bench gateway -- load`: the load alone.
+        if std::env::args().any(|arg| arg == "load") {
+            return load(&upstream).await;
+        }
         let (mut child, url) = gateway(&upstream);
         let client: Http = Client::builder(TokioExecutor::new()).build_http();
         println!("| request | direct, ms | through the gateway, ms | added, ms |");
@@ -195,5 +209,81 @@ fn main() {
             let _ = child.kill();
             let _ = child.wait();
         }
+        load(&upstream).await;
     });
+}
+
+/// 200 clients send 5,000 requests through a gateway of its own, one in ten a 1 MB history of
+/// its own: the errors, the rate, and the peak RSS against the most bytes of bodies in flight.
+async fn load(upstream: &str) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+    const CLIENTS: usize = 200;
+    const EACH: usize = 25;
+    let (mut child, url) = gateway(upstream);
+    let client: Http = Client::builder(TokioExecutor::new()).build_http();
+    let listing: Arc<str> = corpus::RealListing::Absolute.of(1_000_000).unwrap().into();
+    // The tokenizer loaded, as in a gateway that has served.
+    first_byte(&client, &url, request_of(&listing, true, 0)).await;
+    let before = peak_rss(child.id());
+    let (errors, in_flight, most) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let started = Instant::now();
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|c| {
+            let (client, url, listing) = (client.clone(), url.clone(), Arc::clone(&listing));
+            let (errors, in_flight, most) = (
+                Arc::clone(&errors),
+                Arc::clone(&in_flight),
+                Arc::clone(&most),
+            );
+            tokio::spawn(async move {
+                for r in 0..EACH {
+                    let n = c * EACH + r;
+                    let body = request_of(&listing, n % 10 == 0, n + 1);
+                    let size = body.len();
+                    most.fetch_max(
+                        in_flight.fetch_add(size, Ordering::Relaxed) + size,
+                        Ordering::Relaxed,
+                    );
+                    let request = Request::post(format!("{url}/v1/messages"))
+                        .body(Full::new(body))
+                        .unwrap();
+                    let ok = match client.request(request).await {
+                        Ok(answer) => {
+                            answer.status().is_success()
+                                && answer.into_body().collect().await.is_ok()
+                        }
+                        Err(_) => false,
+                    };
+                    in_flight.fetch_sub(size, Ordering::Relaxed);
+                    if !ok {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })
+        })
+        .collect();
+    for client in clients {
+        client.await.unwrap();
+    }
+    let took = started.elapsed().as_secs_f64();
+    let grown = peak_rss(child.id()).saturating_sub(before);
+    let most = most.load(Ordering::Relaxed);
+    println!(
+        "
+load: {CLIENTS} clients, {} requests (one in ten a 1 MB history of its own) in {took:.1} s ({:.0} a second), {} errors; \
+         the peak RSS grew by {:.1} MB, {:.2} times the most bodies in flight at once ({:.1} MB)",
+        CLIENTS * EACH,
+        (CLIENTS * EACH) as f64 / took,
+        errors.load(Ordering::Relaxed),
+        grown as f64 / 1e6,
+        grown as f64 / most as f64,
+        most as f64 / 1e6,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -32,7 +32,10 @@ pub(super) async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(gateway.server.header_timeout));
+        .header_read_timeout(Duration::from_secs(gateway.server.header_timeout))
+        // A read buffer of 64 KiB at most for each connection, not hyper's 400 KiB: a body is
+        // read in parts of that size, and a request's headers fit.
+        .max_buf_size(64 << 10);
     builder.http2().timer(TokioTimer::new());
     let open = Arc::new(Semaphore::new(max_connections(
         gateway.server.max_connections,
