@@ -243,7 +243,7 @@ async fn load(upstream: &str) {
             tokio::spawn(async move {
                 for r in 0..EACH {
                     let n = c * EACH + r;
-                    let body = request_of(&listing, n % 10 == 0, n + 1);
+                    let body = request_of(&listing, n.is_multiple_of(10), n + 1);
                     let size = body.len();
                     most.fetch_max(
                         in_flight.fetch_add(size, Ordering::Relaxed) + size,
