@@ -219,6 +219,72 @@ async fn idle_connections_are_closed_after_the_header_timeout_and_requests_are_s
     }
 }
 
+#[tokio::test(flavor = "multi_thread")]
+async fn a_body_that_does_not_come_in_time_gets_a_408_in_the_apis_shape() {
+    use tokio::io::AsyncWriteExt;
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start("body-timeout", &fake.url, &["--body-timeout", "1"], &[]);
+    let mut stream = TcpStream::connect(gateway.url.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    // Headers that promise 100 bytes, and 10 of them.
+    stream
+        .write_all(
+            b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{\"model\":1",
+        )
+        .await
+        .unwrap();
+    let mut answer = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&answer).contains("}}") {
+        let read = tokio::time::timeout(Duration::from_secs(30), stream.read(&mut buffer))
+            .await
+            .expect("an answer came")
+            .unwrap();
+        assert!(read > 0, "{}", String::from_utf8_lossy(&answer));
+        answer.extend_from_slice(&buffer[..read]);
+    }
+    let answer = String::from_utf8_lossy(&answer);
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(
+        answer.contains(r#""type":"timeout_error""#) && answer.contains("--body-timeout"),
+        "{answer}"
+    );
+    assert!(fake.seen().is_empty(), "nothing went up");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn past_max_connections_a_new_one_waits_until_one_ends() {
+    let fake = Fake::start(None).await;
+    let gateway = Gateway::start(
+        "max-connections",
+        &fake.url,
+        &["--max-connections", "1", "--header-timeout", "2"],
+        &[],
+    );
+    // One connection that sends nothing holds the one place.
+    let mut idle = TcpStream::connect(gateway.url.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let url = format!("{}/v1/models", gateway.url);
+    let request = tokio::spawn(async move { post(&url, &[], "").await.0 });
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !request.is_finished(),
+        "a second connection waits while the first is open"
+    );
+    // The idle one is closed after the header timeout; then the request is served.
+    let mut byte = [0u8; 1];
+    let closed = tokio::time::timeout(Duration::from_secs(30), idle.read(&mut byte)).await;
+    assert!(matches!(closed, Ok(Ok(0) | Err(_))), "{closed:?}");
+    let status = tokio::time::timeout(Duration::from_secs(30), request)
+        .await
+        .expect("the waiting request was served")
+        .unwrap();
+    assert_eq!(status, StatusCode::OK);
+}
+
 /// A free port on 127.0.0.1.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
