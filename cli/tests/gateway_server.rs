@@ -220,6 +220,30 @@ async fn idle_connections_are_closed_after_the_header_timeout_and_requests_are_s
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn an_upstream_that_takes_no_connection_gives_a_502_after_the_connect_timeout() {
+    // A listener whose backlog of one is taken, and never accepts: a connection to it hangs.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(0).unwrap();
+    let address = listener.local_addr().unwrap();
+    let _taken = TcpStream::connect(address).await.unwrap();
+    let gateway = Gateway::start(
+        "connect-timeout",
+        &format!("http://{address}"),
+        &["--connect-timeout", "1"],
+        &[],
+    );
+    let started = Instant::now();
+    let (status, _, body) = post(&format!("{}/v1/messages", gateway.url), &[], "{}").await;
+    assert_eq!(status, StatusCode::BAD_GATEWAY);
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("cannot be reached"), "{message}");
+    drop(listener);
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_body_that_does_not_come_in_time_gets_a_408_in_the_apis_shape() {
     use tokio::io::AsyncWriteExt;
     let fake = Fake::start(None).await;
