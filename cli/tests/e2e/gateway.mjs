@@ -20,8 +20,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { startFakeModel } from "./fake_model.mjs";
-import { bin, runHost, shellHosts, toolResults } from "./host_setup.mjs";
-import { freePort, prometheusVersion, scraped, startPrometheus } from "./prometheus.mjs";
+import { bin, freePort, runHost, shellHosts, toolResults } from "./host_setup.mjs";
+import { prometheusVersion, scraped, startPrometheus } from "./prometheus.mjs";
 
 const [parts, binary] = process.argv.slice(2, 4).map((arg) => path.resolve(arg));
 const NOTE = /truncated: \d+ tokens dropped, refine your query"?\}?$/;

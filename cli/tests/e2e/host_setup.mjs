@@ -3,7 +3,17 @@
 
 import { spawn } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
+
+/** A free loopback port. */
+export const freePort = () =>
+  new Promise((resolve) => {
+    const server = net.createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
 
 /** The installed binary `name` of the hosts in PARTS. */
 export const bin = (parts, name) => path.join(parts, "node_modules/.bin", name);

@@ -25,12 +25,11 @@
 import assert from "node:assert/strict";
 import { execFileSync, execSync, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
 import { startFakeModel } from "./fake_model.mjs";
-import { bin, claudeEnv, runHost, toolResults } from "./host_setup.mjs";
+import { bin, claudeEnv, freePort, runHost, toolResults } from "./host_setup.mjs";
 
 const [parts, venv, binary] = process.argv.slice(2, 5).map((arg) => path.resolve(arg));
 const litellm = path.join(venv, "bin/litellm");
@@ -72,15 +71,6 @@ writeFileSync(path.join(home, "manifest.toml"), MANIFEST);
 // Claude Code keeps a Bash output over 30,000 characters (BASH_MAX_OUTPUT_LENGTH) in a file and
 // sends the model a 2 KB preview of it: the listing is what it sends whole.
 const model = await startFakeModel([{ tool: "Bash", args: { command: "find /usr/share -type f | head -c 25000" } }]);
-
-/** A free loopback port. */
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
 
 /** Starts the proxy with `args` and the config `file`; resolves once it answers, to { url, log, stop }. */
 async function startProxy(args = [], file = "config.yaml") {

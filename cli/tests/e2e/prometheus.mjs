@@ -3,20 +3,12 @@
 
 import { spawn, execFileSync } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-const BINARY = "/usr/bin/prometheus";
+import { freePort } from "./host_setup.mjs";
 
-/** A free loopback port. */
-export const freePort = () =>
-  new Promise((resolve) => {
-    const server = net.createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+const BINARY = "/usr/bin/prometheus";
 
 /** Prometheus's version, or `null` when it is not installed. */
 export function prometheusVersion() {
