@@ -291,9 +291,20 @@ impl RequestCap {
     }
 
     /// [`cap`](Self::cap), and with a `rate_limit_share`, within `limit`, the per-minute
-    /// input-token limit that the model API reported ([`input_tokens_limit`]): the request's tool
-    /// results share that share of it, and no more than the rest of the request leaves under
-    /// it, as [the rules](rate) say.
+    /// input-token limit that the model API reported ([`input_tokens_limit`]):
+    ///
+    /// - The request's tool results share `rate_limit_share × limit` (or
+    ///   `max_tokens_per_request`, if that is smaller), and no more than the rest of the request
+    ///   leaves under `limit`.
+    /// - The rest (the system prompt, the tool definitions, the messages) is counted as its JSON
+    ///   in the limits' tokenizer. Its keys, quotes and escapes make that count higher than a
+    ///   provider's own for the same text: a margin on the safe side for a model counted in the
+    ///   same vocabulary. For Claude, whose tokenizer is not local, it is an estimate.
+    /// - What the rest leaves is rounded down to a quarter of the budget, so that the budget
+    ///   does not change on every turn, and older results give way in steps of half the budget.
+    /// - The newest turn's results keep at least the smaller of their limit and
+    ///   [`NEWEST_FLOOR`] tokens each. When what the rest leaves cannot hold that, the request is
+    ///   capped to its configured budgets alone, and [`RateLimitFit::budget`] says so.
     ///
     /// ```
     /// use serde_json::json;

@@ -2,22 +2,8 @@
 //! the provider's answers, and what of it a request's tool results may take.
 //!
 //! Anthropic reports the limit on every answer in `anthropic-ratelimit-input-tokens-limit`, and
-//! OpenAI in `x-ratelimit-limit-tokens`; Gemini reports none. With `rate_limit_share`, the tool
-//! results of a request capped within a limit `L`
-//! ([`RequestCap::cap_within_rate_limit`](super::RequestCap::cap_within_rate_limit)) share
-//! `rate_limit_share × L` (or `max_tokens_per_request`, if that is smaller), and no more than
-//! what the rest of the request leaves under `L`:
-//!
-//! - The rest (the system prompt, the tool definitions, the messages) is counted as its JSON in
-//!   the limits' tokenizer. Its keys, quotes and escapes make that count higher than a
-//!   provider's own for the same text: the margin is on the safe side for a model counted in the
-//!   same vocabulary. For Claude, whose tokenizer is not local, it is an estimate.
-//! - What the rest leaves is rounded down to a quarter of the budget, so that the budget does
-//!   not change on every turn, and older results still give way only in steps of half the
-//!   budget.
-//! - The newest turn's results keep at least the smaller of their limit and
-//!   [`NEWEST_FLOOR`] tokens each. When what the rest leaves cannot hold that, the request is
-//!   capped to its configured budgets alone, and [`RateLimitFit::budget`] says so.
+//! OpenAI in `x-ratelimit-limit-tokens`; Gemini reports none. How a request is capped within it
+//! is [`RequestCap::cap_within_rate_limit`](super::RequestCap::cap_within_rate_limit)'s to say.
 
 use std::ops::Range;
 
