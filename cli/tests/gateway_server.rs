@@ -16,7 +16,7 @@ use hyper_util::rt::TokioExecutor;
 use serde_json::{json, Value};
 use support::gateway::{count, listing, post, tls_acceptor, Fake, Gateway, NOTE_END};
 use support::{binary, scratch};
-use tokio::io::AsyncReadExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 /// An Anthropic Messages request whose one tool result is `result`.
@@ -204,10 +204,20 @@ async fn idle_connections_are_closed_after_the_header_timeout_and_requests_are_s
     for _ in 0..2000 {
         idle.push(TcpStream::connect(&address).await.unwrap());
     }
-    // Meanwhile, a request is answered.
-    let (status, _, _) = post(&format!("{}/v1/models", gateway.url), &[], "").await;
-    assert_eq!(status, StatusCode::OK);
-    // Each idle connection is closed by the gateway: its read ends.
+    // Meanwhile, a request is answered, on a connection kept alive after it.
+    let mut kept = TcpStream::connect(&address).await.unwrap();
+    kept.write_all(b"GET /v1/models HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut answer = [0u8; 4096];
+    let read = tokio::time::timeout(Duration::from_secs(30), kept.read(&mut answer))
+        .await
+        .expect("an answer came")
+        .unwrap();
+    assert!(answer[..read].starts_with(b"HTTP/1.1 200"));
+    idle.push(kept);
+    // Each idle connection, the kept-alive one among them, is closed by the gateway: its read
+    // ends.
     let deadline = Duration::from_secs(60);
     for (at, stream) in idle.iter_mut().enumerate() {
         let mut byte = [0u8; 1];
@@ -245,7 +255,6 @@ async fn an_upstream_that_takes_no_connection_gives_a_502_after_the_connect_time
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_body_that_does_not_come_in_time_gets_a_408_in_the_apis_shape() {
-    use tokio::io::AsyncWriteExt;
     let fake = Fake::start(None).await;
     let gateway = Gateway::start("body-timeout", &fake.url, &["--body-timeout", "1"], &[]);
     let mut stream = TcpStream::connect(gateway.url.trim_start_matches("http://"))
@@ -307,6 +316,16 @@ async fn past_max_connections_a_new_one_waits_until_one_ends() {
         .expect("the waiting request was served")
         .unwrap();
     assert_eq!(status, StatusCode::OK);
+}
+
+/// A child process, killed and waited for when dropped, however the test ends.
+struct Ends(std::process::Child);
+
+impl Drop for Ends {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// A free port on 127.0.0.1.
@@ -405,18 +424,20 @@ async fn metrics_count_the_cuts_and_requests_on_a_listener_of_their_own() {
 #[test]
 fn a_password_in_the_upstream_is_never_printed_and_a_public_listen_warns() {
     let dir = scratch("gateway-server", "listen");
-    let mut child = binary(&dir)
-        .args([
-            "gateway",
-            "--upstream",
-            "http://someone:secret-password@127.0.0.1:9/api",
-            "--listen",
-            "0.0.0.0:0",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut child = Ends(
+        binary(&dir)
+            .args([
+                "gateway",
+                "--upstream",
+                "http://someone:secret-password@127.0.0.1:9/api",
+                "--listen",
+                "0.0.0.0:0",
+            ])
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut lines = BufReader::new(child.0.stderr.take().unwrap()).lines();
     let mut log = String::new();
     while !log.contains("stands for") {
         let line = lines
@@ -425,8 +446,8 @@ fn a_password_in_the_upstream_is_never_printed_and_a_public_listen_warns() {
             .unwrap();
         log.push_str(&(line + "\n"));
     }
-    let _ = child.kill();
-    let _ = child.wait();
+    // Ended, so that the rest of its log ends.
+    drop(child);
     for line in lines.map_while(Result::ok) {
         log.push_str(&(line + "\n"));
     }

@@ -26,6 +26,20 @@ pub(super) struct Fate {
 }
 
 impl RequestCap {
+    /// The limit of the result at `at` among `found`: its turn's share in `limits`, else its
+    /// tool's.
+    pub(super) fn limit_at<'a>(
+        &'a self,
+        found: &[Found<'_>],
+        limits: &'a HashMap<usize, ToolLimit>,
+        at: usize,
+    ) -> &'a ToolLimit {
+        let tool = found[at].tool.as_deref().unwrap_or_default();
+        limits
+            .get(&at)
+            .unwrap_or_else(|| self.limits.limit_for(tool))
+    }
+
     /// `result` cut to `limit` (an error to its tail), from the cache or made and kept there.
     pub(super) fn fate(&self, result: &Found<'_>, limit: &ToolLimit) -> Fate {
         let tool = result.tool.as_deref().unwrap_or_default();
@@ -74,12 +88,7 @@ impl RequestCap {
         room: Option<(usize, usize)>,
     ) -> Option<RateLimitFit> {
         let newest = found.iter().map(|result| result.turn).max();
-        let limit_of = |at: usize| {
-            let tool = found[at].tool.as_deref().unwrap_or_default();
-            limits
-                .get(&at)
-                .unwrap_or_else(|| self.limits.limit_for(tool))
-        };
+        let limit_of = |at: usize| self.limit_at(found, limits, at);
         let mut stubs: Vec<Option<(String, Truncation)>> = (0..found.len())
             .map(|at| self.stub_of(&found[at], &fates[at], limit_of(at)))
             .collect();

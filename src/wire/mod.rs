@@ -379,15 +379,7 @@ impl RequestCap {
         let mut fates: Vec<Fate> = found
             .iter()
             .enumerate()
-            .map(|(at, result)| {
-                let tool = result.tool.as_deref().unwrap_or_default();
-                self.fate(
-                    result,
-                    limits
-                        .get(&at)
-                        .unwrap_or_else(|| self.limits.limit_for(tool)),
-                )
-            })
+            .map(|(at, result)| self.fate(result, self.limit_at(&found, &limits, at)))
             .collect();
         let mut fit = None;
         if let Some(budget) = budget {
