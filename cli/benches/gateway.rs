@@ -7,7 +7,7 @@
 //!   over what it held before, against the bodies in flight;
 //! - load: 200 clients sending 5,000 requests, one in ten a 1 MB history of its own: the errors,
 //!   the requests a second, and the peak RSS over what it held before, against the most bytes of
-//!   bodies in flight at once.
+//!   bodies in flight at once, with the cut cache's part of it (from the gateway's metrics).
 //!
 //! ```text
 //! cargo bench -p tool-output-cap-cli --bench gateway
@@ -64,9 +64,10 @@ async fn fake() -> String {
 }
 
 /// The gateway in front of `upstream`, and its URL.
-fn gateway(upstream: &str) -> (Child, String) {
+fn gateway(upstream: &str, flags: &[&str]) -> (Child, String) {
     let mut child = Command::new(GATEWAY)
         .args(["gateway", "--upstream", upstream, "--listen", "127.0.0.1:0"])
+        .args(flags)
         .env_remove("TOOL_OUTPUT_CAP_MANIFEST")
         .env("XDG_CONFIG_HOME", "/nonexistent")
         .stderr(Stdio::piped())
@@ -154,7 +155,7 @@ fn main() {
         if std::env::args().any(|arg| arg == "load") {
             return load(&upstream).await;
         }
-        let (mut child, url) = gateway(&upstream);
+        let (mut child, url) = gateway(&upstream, &[]);
         let client: Http = Client::builder(TokioExecutor::new()).build_http();
         println!("| request | direct, ms | through the gateway, ms | added, ms |");
         println!("| --- | ---: | ---: | ---: |");
@@ -177,7 +178,7 @@ fn main() {
         // Memory: a gateway of its own for each case, its peak after a small request with a cut
         // (which loads the tokenizer), then after the 1 MB requests, each with results of its own.
         for (name, at_once) in [("one at a time", 1usize), ("8 at once", 8)] {
-            let (mut child, url) = gateway(&upstream);
+            let (mut child, url) = gateway(&upstream, &[]);
             let small: String = (0..3000).map(|i| format!("/usr/lib/file_{i}\n")).collect();
             let warm = json!({"model": "m", "messages": [
                 {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Glob", "input": {}}]},
@@ -220,7 +221,13 @@ async fn load(upstream: &str) {
     use std::sync::Arc;
     const CLIENTS: usize = 200;
     const EACH: usize = 25;
-    let (mut child, url) = gateway(upstream);
+    // Its metrics, for the bytes its cut cache holds at the end.
+    let metrics = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .to_string();
+    let (mut child, url) = gateway(upstream, &["--metrics", &metrics]);
     let client: Http = Client::builder(TokioExecutor::new()).build_http();
     let listing: Arc<str> = corpus::RealListing::Absolute.of(1_000_000).unwrap().into();
     // The tokenizer loaded, as in a gateway that has served.
@@ -273,16 +280,30 @@ async fn load(upstream: &str) {
     let took = started.elapsed().as_secs_f64();
     let grown = peak_rss(child.id()).saturating_sub(before);
     let most = most.load(Ordering::Relaxed);
+    let metrics = Client::builder(TokioExecutor::new())
+        .build_http::<Full<Bytes>>()
+        .get(format!("http://{metrics}/metrics").parse().unwrap())
+        .await
+        .unwrap();
+    let metrics = metrics.into_body().collect().await.unwrap().to_bytes();
+    let cached: usize = String::from_utf8_lossy(&metrics)
+        .lines()
+        .find_map(|line| line.strip_prefix("tool_output_cap_gateway_cache_bytes "))
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap();
     println!(
         "
 load: {CLIENTS} clients, {} requests (one in ten a 1 MB history of its own) in {took:.1} s ({:.0} a second), {} errors; \
-         the peak RSS grew by {:.1} MB, {:.2} times the most bodies in flight at once ({:.1} MB)",
+         the peak RSS grew by {:.1} MB, {:.2} times the most bodies in flight at once ({:.1} MB): \
+         the cut cache's {:.1} MB (at most --cache-bytes), and {:.2} times the bodies besides",
         CLIENTS * EACH,
         (CLIENTS * EACH) as f64 / took,
         errors.load(Ordering::Relaxed),
         grown as f64 / 1e6,
         grown as f64 / most as f64,
         most as f64 / 1e6,
+        cached as f64 / 1e6,
+        grown.saturating_sub(cached) as f64 / most as f64,
     );
     let _ = child.kill();
     let _ = child.wait();

@@ -251,6 +251,10 @@ pub(crate) struct ServerArgs {
     /// of the open-file limit, each connection needing one of its own and one to the upstream].
     #[arg(long, value_name = "N")]
     pub(crate) max_connections: Option<usize>,
+    /// The most bytes of cuts kept, so that a history sent again is not cut again; 0 keeps
+    /// none [default: 64 MiB].
+    #[arg(long, value_name = "BYTES", default_value_t = tool_output_cap::wire::RequestCap::DEFAULT_CACHE_BYTES, hide_default_value = true)]
+    pub(crate) cache_bytes: usize,
     /// Serves the gateway's metrics at `/metrics` on ADDRESS (as 127.0.0.1:9340), in the
     /// Prometheus text format, on a listener of its own [default: none].
     #[arg(long, value_name = "ADDRESS")]

@@ -107,6 +107,20 @@ fn gzip_members(parts: &[(&[u8], usize)]) -> Vec<u8> {
     body
 }
 
+/// `parts`, each compressed as one zstd frame and repeated so many times: a valid body that
+/// decodes to their concatenation.
+fn zstd_frames(parts: &[(&[u8], usize)]) -> Vec<u8> {
+    let mut body = Vec::new();
+    for (part, times) in parts {
+        let frame =
+            ruzstd::encoding::compress_to_vec(*part, ruzstd::encoding::CompressionLevel::Fastest);
+        for _ in 0..*times {
+            body.extend_from_slice(&frame);
+        }
+    }
+    body
+}
+
 /// The peak resident memory of the process `pid`, in bytes (Linux's `VmHWM`).
 fn peak_rss(pid: u32) -> usize {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
@@ -130,19 +144,20 @@ async fn bodies_over_the_limit_and_compression_bombs_go_on_unread_in_bounded_mem
     let url = format!("{}/v1/messages", gateway.url);
     let mib: Vec<u8> = vec![b'a'; 1 << 20];
     // 1 GiB of valid JSON, the history of a tool result of one letter.
-    let json_bomb = gzip_members(&[
+    let json: [(&[u8], usize); 3] = [
         (br#"{"model":"m","messages":[{"role":"user","content":""#, 1),
         (&mib, 1024),
         (br#""}]}"#, 1),
-    ]);
+    ];
     // 2 GiB of zeros.
     let zeros = vec![0u8; 16 << 20];
-    let zero_bomb = gzip_members(&[(&zeros, 128)]);
     // 40 MiB sent as it is: over the 32 MiB default, under no compression.
     let plain = with_result(&"x".repeat(40 << 20)).to_string();
     for (what, body, encoding) in [
-        ("1 GiB of JSON in 4 MB of gzip", json_bomb, "gzip"),
-        ("2 GiB of zeros in 2 MB of gzip", zero_bomb, "gzip"),
+        ("1 GiB of JSON in gzip", gzip_members(&json), "gzip"),
+        ("2 GiB of zeros in gzip", gzip_members(&[(&zeros, 128)]), "gzip"),
+        ("1 GiB of JSON in zstd", zstd_frames(&json), "zstd"),
+        ("2 GiB of zeros in zstd", zstd_frames(&[(&zeros, 128)]), "zstd"),
         ("40 MiB of JSON", plain.into_bytes(), "identity"),
     ] {
         let (status, _, _) = post(&url, &[("content-encoding", encoding)], body.clone()).await;
@@ -160,7 +175,7 @@ async fn bodies_over_the_limit_and_compression_bombs_go_on_unread_in_bounded_mem
         "a peak of {} MiB for bodies of 32 MiB at most",
         peak >> 20
     );
-    assert_eq!(log.matches("decodes to more than").count(), 2, "{log}");
+    assert_eq!(log.matches("decodes to more than").count(), 4, "{log}");
     assert_eq!(log.matches("sent on unread").count(), 1, "{log}");
 }
 
@@ -344,6 +359,30 @@ fn sample(text: &str, series: &str) -> Option<f64> {
         .and_then(|value| value.split(' ').next()?.parse().ok())
 }
 
+/// The text of the gateway's metrics at `address`, checked to be served as OpenMetrics.
+async fn scrape(address: &str) -> String {
+    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+    let answer = client
+        .get(format!("http://{address}/metrics").parse().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert!(answer.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("application/openmetrics-text"));
+    String::from_utf8(
+        answer
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .to_bytes()
+            .to_vec(),
+    )
+    .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn metrics_count_the_cuts_and_requests_on_a_listener_of_their_own() {
     let fake = Fake::start(None).await;
@@ -366,26 +405,7 @@ async fn metrics_count_the_cuts_and_requests_on_a_listener_of_their_own() {
     post(&format!("{}/metrics", gateway.url), &[], "").await;
     assert_eq!(fake.seen().pop().unwrap().path, "/metrics");
 
-    let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-    let answer = client
-        .get(format!("http://{address}/metrics").parse().unwrap())
-        .await
-        .unwrap();
-    assert_eq!(answer.status(), StatusCode::OK);
-    assert!(answer.headers()["content-type"]
-        .to_str()
-        .unwrap()
-        .starts_with("application/openmetrics-text"));
-    let text = String::from_utf8(
-        answer
-            .into_body()
-            .collect()
-            .await
-            .unwrap()
-            .to_bytes()
-            .to_vec(),
-    )
-    .unwrap();
+    let text = scrape(&address).await;
     let glob = r#"{api="anthropic",tool="Glob"}"#;
     let value = |series: &str| sample(&text, series).unwrap_or_else(|| panic!("{series}:\n{text}"));
     assert_eq!(
@@ -418,6 +438,44 @@ async fn metrics_count_the_cuts_and_requests_on_a_listener_of_their_own() {
     assert_eq!(
         value(r#"tool_output_cap_gateway_added_seconds_count{api="anthropic"}"#),
         4.0
+    );
+    // The cut and the three results' demands: more than the cut's text, far from the bound.
+    let cached = value("tool_output_cap_gateway_cache_bytes");
+    assert!((1000.0..1e6).contains(&cached), "{cached}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cache_of_no_bytes_keeps_no_cut_and_each_request_is_cut_anew() {
+    let fake = Fake::start(None).await;
+    let address = format!("127.0.0.1:{}", free_port());
+    let gateway = Gateway::start(
+        "no-cache",
+        &fake.url,
+        &[
+            "--max-tokens",
+            "1000",
+            "--cache-bytes",
+            "0",
+            "--metrics",
+            &address,
+        ],
+        &[],
+    );
+    let body = with_result(&listing(3000)).to_string();
+    for _ in 0..2 {
+        let (status, _, _) = post(&format!("{}/v1/messages", gateway.url), &[], body.clone()).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+    let text = scrape(&address).await;
+    let glob = r#"{api="anthropic",tool="Glob"}"#;
+    let series = format!("tool_output_cap_gateway_results_cut_total{glob}");
+    assert_eq!(sample(&text, &series), Some(2.0), "{text}");
+    let cached = format!("tool_output_cap_gateway_cuts_cached_total{glob}");
+    assert_eq!(sample(&text, &cached).unwrap_or(0.0), 0.0, "{text}");
+    assert_eq!(
+        sample(&text, "tool_output_cap_gateway_cache_bytes"),
+        Some(0.0),
+        "{text}"
     );
 }
 

@@ -90,6 +90,11 @@ impl CutCache {
         }
     }
 
+    /// The bytes it holds, as [`insert`](Self::insert) counts them.
+    pub(super) fn bytes(&self) -> usize {
+        lock(&self.inner).bytes
+    }
+
     pub(super) fn get(&self, key: &Key) -> Option<Entry> {
         lock(&self.inner).entries.get(key).cloned()
     }

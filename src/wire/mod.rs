@@ -278,6 +278,12 @@ impl RequestCap {
         }
     }
 
+    /// The bytes its cache holds now, as [`with_cache_bytes`](Self::with_cache_bytes) counts
+    /// them: at most its bound.
+    pub fn cached_bytes(&self) -> usize {
+        self.cache.bytes()
+    }
+
     /// The limits it caps to.
     pub fn limits(&self) -> &ToolOutputLimits {
         &self.limits

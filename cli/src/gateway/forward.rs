@@ -10,6 +10,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
+use tokio::sync::Semaphore;
 use tool_output_cap::wire::{Api, RequestCap};
 
 use super::answer::{answered, error_answer, AnswerBody};
@@ -31,6 +32,9 @@ pub(super) struct Gateway {
     pub(super) server: ServerArgs,
     /// What it does, for `--metrics`.
     pub(super) metrics: Arc<Metrics>,
+    /// One permit for each core: bodies read whole wait for one before they are capped, so
+    /// that no more decoded bodies and cuts are held at once than there are cores to work on them.
+    pub(super) capping: Arc<Semaphore>,
 }
 
 /// Sends `request` on, capped, and gives the upstream's answer; an error in the API's own shape
@@ -128,8 +132,12 @@ async fn capped_body(
     };
     let (capping, route, sent) = (Arc::clone(gateway), route.to_owned(), body.clone());
     let encoding = header(headers, CONTENT_ENCODING);
+    let core = Arc::clone(&gateway.capping).acquire_owned().await;
+    let core = core.expect("the semaphore is never closed");
     let capped = tokio::task::spawn_blocking(move || {
-        capped(&capping, api, &route, encoding.as_deref(), &sent)
+        let capped = capped(&capping, api, &route, encoding.as_deref(), &sent);
+        drop(core);
+        capped
     })
     .await
     .unwrap_or_else(|panicked| {
@@ -190,6 +198,7 @@ fn capped(
         .ok()?;
     log_fit(&capped, route);
     gateway.metrics.cuts(api, &capped.cuts);
+    gateway.metrics.cache_bytes(gateway.cap.cached_bytes());
     for cut in &capped.cuts {
         tracing::info!(
             target: TARGET,

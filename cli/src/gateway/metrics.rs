@@ -90,6 +90,7 @@ pub(super) struct Metrics {
     added: Family<ApiLabels, Histogram>,
     unread: Family<ReasonLabels, Counter>,
     rate_limit: Gauge,
+    cache_bytes: Gauge,
 }
 
 impl Default for Metrics {
@@ -108,6 +109,7 @@ impl Default for Metrics {
             }),
             unread: Family::default(),
             rate_limit: Gauge::default(),
+            cache_bytes: Gauge::default(),
         }
         .registered()
     }
@@ -167,6 +169,11 @@ impl Metrics {
             "The per-minute input-token limit the upstream last reported; 0 before one",
             self.rate_limit.clone(),
         );
+        registry.register(
+            "cache_bytes",
+            "Bytes of cuts the cache holds, at most --cache-bytes",
+            self.cache_bytes.clone(),
+        );
         self
     }
 
@@ -222,6 +229,12 @@ impl Metrics {
     pub(super) fn rate_limit(&self, tokens: usize) {
         self.rate_limit
             .set(i64::try_from(tokens).unwrap_or(i64::MAX));
+    }
+
+    /// Records the bytes the cut cache holds.
+    pub(super) fn cache_bytes(&self, bytes: usize) {
+        self.cache_bytes
+            .set(i64::try_from(bytes).unwrap_or(i64::MAX));
     }
 
     /// The metrics in the OpenMetrics text format.
@@ -292,6 +305,7 @@ mod tests {
         metrics.request(None, StatusCode::OK);
         metrics.unread(Unread::NotJson);
         metrics.rate_limit(30_000);
+        metrics.cache_bytes(4096);
         metrics.added(Api::Gemini, Duration::from_millis(3));
         let text = metrics.encoded();
         for name in [
@@ -299,6 +313,7 @@ mod tests {
             "added_seconds",
             "bodies_unread",
             "rate_limit_tokens",
+            "cache_bytes",
         ] {
             assert!(
                 text.contains(&format!("# HELP tool_output_cap_gateway_{name} ")),
@@ -309,6 +324,7 @@ mod tests {
             r#"tool_output_cap_gateway_requests_total{api="other",status="200"} 1"#,
             r#"tool_output_cap_gateway_bodies_unread_total{reason="not_json"} 1"#,
             "tool_output_cap_gateway_rate_limit_tokens 30000",
+            "tool_output_cap_gateway_cache_bytes 4096",
             r#"tool_output_cap_gateway_added_seconds_bucket{le="0.0016",api="gemini"} 0"#,
             r#"tool_output_cap_gateway_added_seconds_bucket{le="0.0032",api="gemini"} 1"#,
         ] {

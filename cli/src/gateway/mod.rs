@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
 use tool_output_cap::wire::RequestCap;
 use tool_output_cap::RateLimitShare;
 
@@ -74,10 +75,13 @@ pub(crate) fn gateway(
     let connect_timeout = Duration::from_secs(server.connect_timeout);
     let gateway = Arc::new(Gateway {
         upstream: Upstream::new(&upstream_url, connect_timeout).map_err(Failure::usage)?,
-        cap: RequestCap::new(limits),
+        cap: RequestCap::new(limits).with_cache_bytes(server.cache_bytes),
         rate_limit: RateLimit::default(),
         server: server.clone(),
         metrics: Arc::default(),
+        capping: Arc::new(Semaphore::new(
+            std::thread::available_parallelism().map_or(1, usize::from),
+        )),
     });
     let upstream_url = upstream::without_userinfo(&upstream_url);
     crate::allocator::give_large_blocks_back();
