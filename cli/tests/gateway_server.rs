@@ -155,9 +155,17 @@ async fn bodies_over_the_limit_and_compression_bombs_go_on_unread_in_bounded_mem
     let plain = with_result(&"x".repeat(40 << 20)).to_string();
     for (what, body, encoding) in [
         ("1 GiB of JSON in gzip", gzip_members(&json), "gzip"),
-        ("2 GiB of zeros in gzip", gzip_members(&[(&zeros, 128)]), "gzip"),
+        (
+            "2 GiB of zeros in gzip",
+            gzip_members(&[(&zeros, 128)]),
+            "gzip",
+        ),
         ("1 GiB of JSON in zstd", zstd_frames(&json), "zstd"),
-        ("2 GiB of zeros in zstd", zstd_frames(&[(&zeros, 128)]), "zstd"),
+        (
+            "2 GiB of zeros in zstd",
+            zstd_frames(&[(&zeros, 128)]),
+            "zstd",
+        ),
         ("40 MiB of JSON", plain.into_bytes(), "identity"),
     ] {
         let (status, _, _) = post(&url, &[("content-encoding", encoding)], body.clone()).await;

@@ -9,6 +9,8 @@ mod encoding;
 #[cfg(feature = "hf")]
 mod hf;
 mod pieces;
+mod pre_tokenizer;
+mod ranks;
 mod segments;
 mod tiktoken;
 mod white_space;

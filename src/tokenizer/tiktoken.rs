@@ -6,6 +6,8 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::{CoreBPE, Rank};
 
+use super::pre_tokenizer::pieces;
+use super::ranks::{Ranks, MERGED_HERE};
 use super::white_space::{runs, WhiteSpaceBpe};
 use super::{
     count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, sum_within,
@@ -18,6 +20,11 @@ const CHUNK: usize = 64 * 1024;
 
 /// The tiktoken-rs backend: exact counts, one encoding per cut, the default.
 ///
+/// Its vocabularies are tiktoken-rs's. A text is split into pieces by a pre-tokenizer written
+/// for these two vocabularies, not by tiktoken-rs's regex, which takes most of its time: each
+/// piece is then looked up whole, or merged pair by pair as tiktoken merges it; a piece of more
+/// than 256 bytes is left to tiktoken-rs.
+///
 /// tiktoken-rs 0.12 cannot pre-tokenize a run of about a million white-space characters with no
 /// line break (its regex runs out of backtracking stack). A chunk it refuses is split where the
 /// pre-tokenizer splits such a run, and the run's piece is encoded by an exact BPE over the
@@ -25,6 +32,8 @@ const CHUNK: usize = 64 * 1024;
 pub struct Tiktoken {
     encoding: Encoding,
     bpe: &'static CoreBPE,
+    /// The ranks of its tokens, by their bytes.
+    ranks: Ranks,
     /// Byte length of every token, indexed by rank.
     token_len: Vec<u8>,
     /// The BPE of white-space pieces tiktoken-rs refuses, built when one first comes.
@@ -46,24 +55,11 @@ impl Encoding {
 
 impl Tiktoken {
     fn new(encoding: Encoding, bpe: &'static CoreBPE) -> Self {
-        let mut token_len = Vec::new();
-        let mut rank: Rank = 0;
-        let mut misses = 0;
-        // Ranks are dense up to the special tokens, which sit a few places past the end.
-        while misses < 64 {
-            match bpe.decode_bytes(&[rank]) {
-                Ok(bytes) => {
-                    token_len.resize(rank as usize, 0);
-                    token_len.push(u8::try_from(bytes.len()).unwrap_or(u8::MAX));
-                    misses = 0;
-                }
-                Err(_) => misses += 1,
-            }
-            rank += 1;
-        }
+        let (ranks, token_len) = Ranks::of(bpe);
         Tiktoken {
             encoding,
             bpe,
+            ranks,
             token_len,
             white_space: OnceLock::new(),
         }
@@ -74,9 +70,34 @@ impl Tiktoken {
         self.encoding
     }
 
-    /// The tokens of one chunk as ordinary text, its long white-space runs encoded apart if
-    /// tiktoken-rs refuses it.
+    /// The tokens of one chunk as ordinary text.
     fn encode_chunk(&self, chunk: &str) -> Vec<Rank> {
+        let mut tokens = Vec::with_capacity(chunk.len() / 4);
+        for piece in pieces(self.encoding, chunk) {
+            if piece.len() <= MERGED_HERE {
+                self.ranks.encode(piece.as_bytes(), &mut tokens);
+            } else {
+                tokens.extend(self.encode_long(piece));
+            }
+        }
+        tokens
+    }
+
+    /// The number of tokens of one chunk as ordinary text.
+    fn count_chunk(&self, chunk: &str) -> usize {
+        pieces(self.encoding, chunk)
+            .map(|piece| match piece.len() {
+                ..=MERGED_HERE => self.ranks.count(piece.as_bytes()),
+                _ => self.encode_long(piece).len(),
+            })
+            .sum()
+    }
+
+    /// The tokens of a text by tiktoken-rs, its long white-space runs encoded apart if it
+    /// refuses it: a long piece, which its pre-tokenizer gives back whole, as the hand-written
+    /// one's pieces have no look-around past their own end but `\s+(?!\S)`'s and `\s++$`'s,
+    /// which hold at a text's end.
+    fn encode_long(&self, chunk: &str) -> Vec<Rank> {
         let refused = match self.bpe.encode(chunk, &HashSet::new()) {
             Ok((tokens, _)) => return tokens,
             Err(refused) => refused,
@@ -86,13 +107,13 @@ impl Tiktoken {
             // Not seen: only `\s+(?!\S)` over a long run exceeds the regex's stack.
             tracing::error!(%refused, "tiktoken-rs refused a text with no long white-space run; its count may be off by a token");
             let mid = floor_char_boundary(chunk, chunk.len() / 2).max(1);
-            let mut tokens = self.encode_chunk(&chunk[..mid]);
-            tokens.extend(self.encode_chunk(&chunk[mid..]));
+            let mut tokens = self.encode_long(&chunk[..mid]);
+            tokens.extend(self.encode_long(&chunk[mid..]));
             return tokens;
         };
-        let mut tokens = self.encode_chunk(&chunk[..run.start]);
+        let mut tokens = self.encode_long(&chunk[..run.start]);
         tokens.extend(self.white_space().encode(&chunk[run.clone()]));
-        tokens.extend(self.encode_chunk(&chunk[run.end..]));
+        tokens.extend(self.encode_long(&chunk[run.end..]));
         tokens
     }
 
@@ -142,7 +163,7 @@ impl Tokenizer for Tiktoken {
     fn count(&self, text: &str) -> usize {
         count_long_run(text, |run| self.count(run)).unwrap_or_else(|| {
             chunks(self.encoding, text, false, CHUNK)
-                .map(|chunk| self.encode_chunk(chunk).len())
+                .map(|chunk| self.count_chunk(chunk))
                 .sum()
         })
     }
@@ -154,7 +175,7 @@ impl Tokenizer for Tiktoken {
                 // Chunks of the budget in bytes, fewer than its tokens: counting stops at the first
                 // that goes over, so a long text is not read far past the budget.
                 chunks(self.encoding, text, true, max_tokens.clamp(1024, CHUNK))
-                    .map(|chunk| self.encode_chunk(chunk).len()),
+                    .map(|chunk| self.count_chunk(chunk)),
                 max_tokens,
             ),
         }

@@ -1,0 +1,217 @@
+//! The default count against the fastest exact counters, as ratios measured in one run: on
+//! ordinary text (real listings, prose, code, minified JSON, CJK, base64; 125 KB and 10 MB) against
+//! the fastest of goliajp's `tiktoken`, bpe-openai and tiktoken-rs; on hostile text against the
+//! faster of goliajp's and bpe-openai, with its time per MB against a listing's.
+//!
+//! ```text
+//! cargo bench --bench count
+//! ```
+//!
+//! Each engine counts each input in turn, again and again, and the table gives the medians; every
+//! count is checked to be the same in every engine.
+
+#[path = "../tests/common/corpus.rs"]
+#[allow(dead_code)]
+mod corpus;
+
+use std::collections::HashSet;
+use std::hint::black_box;
+use std::time::Instant;
+
+use tool_output_cap::{Encoding, Tokenizer};
+
+/// An engine's count of a text, `None` where it cannot count it.
+type Count = Box<dyn Fn(&str) -> Option<usize>>;
+
+fn engines() -> Vec<(&'static str, Count)> {
+    let default = Encoding::O200kBase.tiktoken();
+    let goliajp = tiktoken::get_encoding("o200k_base").expect("goliajp's o200k_base");
+    let bpe_openai = bpe_openai::o200k_base();
+    let tiktoken_rs = tiktoken_rs::o200k_base_singleton();
+    vec![
+        ("default", Box::new(move |text| Some(default.count(text)))),
+        (
+            "goliajp tiktoken",
+            Box::new(move |text| Some(goliajp.count(text))),
+        ),
+        (
+            "bpe-openai",
+            Box::new(move |text| Some(bpe_openai.count(text))),
+        ),
+        (
+            "tiktoken-rs",
+            Box::new(move |text| Some(tiktoken_rs.encode(text, &HashSet::new()).ok()?.0.len())),
+        ),
+    ]
+}
+
+/// The median seconds of each engine's count of `text`, and the count; engines take turns.
+fn measure(engines: &[(&str, Count)], text: &str) -> Vec<Option<(f64, usize)>> {
+    let once = |count: &Count| {
+        let started = Instant::now();
+        let tokens = black_box(count(black_box(text)));
+        tokens.map(|tokens| (started.elapsed().as_secs_f64(), tokens))
+    };
+    // About a second for each engine at most, and at least 3 turns.
+    let first: Vec<_> = engines.iter().map(|(_, count)| once(count)).collect();
+    let slowest = first.iter().flatten().map(|(s, _)| *s).fold(0.0, f64::max);
+    let turns = ((1.0 / slowest.max(1e-6)) as usize).clamp(3, 200);
+    let mut times: Vec<Vec<f64>> = first
+        .iter()
+        .map(|first| first.iter().map(|(s, _)| *s).collect())
+        .collect();
+    for _ in 1..turns {
+        for ((_, count), times) in engines.iter().zip(&mut times) {
+            if let Some((seconds, _)) = once(count) {
+                times.push(seconds);
+            }
+        }
+    }
+    first
+        .iter()
+        .zip(times)
+        .map(|(first, mut times)| {
+            let (_, tokens) = (*first)?;
+            times.sort_by(f64::total_cmp);
+            Some((times[times.len() / 2], tokens))
+        })
+        .collect()
+}
+
+/// Real prose: the licence texts this machine has, one after another.
+fn prose() -> String {
+    let mut text = String::new();
+    if let Ok(entries) = std::fs::read_dir("/usr/share/common-licenses") {
+        let mut paths: Vec<_> = entries.flatten().map(|entry| entry.path()).collect();
+        paths.sort();
+        for path in paths {
+            text.push_str(&std::fs::read_to_string(path).unwrap_or_default());
+        }
+    }
+    text
+}
+
+/// Real code: this machine's C headers, one after another.
+fn code() -> String {
+    let mut text = String::new();
+    if let Ok(entries) = std::fs::read_dir("/usr/include") {
+        let mut paths: Vec<_> = entries.flatten().map(|entry| entry.path()).collect();
+        paths.sort();
+        for path in paths
+            .iter()
+            .filter(|path| path.extension().is_some_and(|e| e == "h"))
+        {
+            text.push_str(&std::fs::read_to_string(path).unwrap_or_default());
+        }
+    }
+    text
+}
+
+/// `text` repeated or cut to `bytes`, on a char boundary.
+fn sized(text: &str, bytes: usize) -> String {
+    let mut sized = text.repeat(bytes / text.len().max(1) + 1);
+    let mut end = bytes.min(sized.len());
+    while !sized.is_char_boundary(end) {
+        end -= 1;
+    }
+    sized.truncate(end);
+    sized
+}
+
+fn main() {
+    let engines = engines();
+    let names: Vec<&str> = engines.iter().map(|(name, _)| *name).collect();
+    let listing = corpus::RealListing::Absolute
+        .of(10_000_000)
+        .unwrap_or_else(|_| corpus::listing_of(10_000_000));
+    let (prose, code) = (prose(), code());
+    let mut ordinary = Vec::new();
+    for (size, label) in [(125_000, "125 KB"), (10_000_000, "10 MB")] {
+        for (what, text) in [
+            ("listing (`find /usr`)", sized(&listing, size)),
+            ("prose (licences)", sized(&prose, size)),
+            ("code (`/usr/include`)", sized(&code, size)),
+            ("minified JSON", corpus::minified_json(size)),
+            ("CJK with code", corpus::japanese_with_code(size)),
+            ("base64", corpus::base64(size)),
+        ] {
+            if !text.is_empty() {
+                ordinary.push((format!("{label} {what}"), text));
+            }
+        }
+    }
+    let listing_per_mb = {
+        let text = sized(&listing, 1_000_000);
+        let timed = measure(&engines, &text);
+        timed[0].expect("the default counts everything").0 / (text.len() as f64 / 1e6)
+    };
+    println!(
+        "\n| ordinary text | {} | default / fastest |",
+        names.join(" ms | ") + " ms"
+    );
+    println!("| --- |{}", " ---: |".repeat(names.len() + 1));
+    for (what, text) in &ordinary {
+        row(&engines, what, text, None);
+    }
+    let mut hostile = corpus::hostile();
+    hostile.extend([
+        (
+            "x + 1,000,000 newlines + y",
+            format!("x{}y", "\n".repeat(1_000_000)),
+        ),
+        (
+            "x + 1,000,000 a + y",
+            format!("x{}y", "a".repeat(1_000_000)),
+        ),
+        (
+            "tabs between two letters",
+            format!("a{}b", "\t".repeat(1_000_000)),
+        ),
+        (
+            "ideographic spaces between letters",
+            format!("a{}b", "\u{3000}".repeat(300_000)),
+        ),
+        ("1,000,000 NUL", "\0".repeat(1_000_000)),
+        ("space-newline x 500,000", " \n".repeat(500_000)),
+        ("words between lone newlines", "word\n".repeat(200_000)),
+    ]);
+    println!(
+        "\n| hostile text | {} | default / faster of goliajp and bpe-openai | default per MB / listing per MB |",
+        names.join(" ms | ") + " ms"
+    );
+    println!("| --- |{}", " ---: |".repeat(names.len() + 2));
+    for (what, text) in &hostile {
+        row(&engines, what, text, Some(listing_per_mb));
+    }
+}
+
+/// A row of the table: each engine's median, and the default's ratio to the fastest (ordinary
+/// text) or to the faster of goliajp's and bpe-openai, and per MB to a listing (hostile text).
+fn row(engines: &[(&str, Count)], what: &str, text: &str, listing_per_mb: Option<f64>) {
+    let timed = measure(engines, text);
+    let (default, tokens) = timed[0].expect("the default counts everything");
+    let cells: Vec<String> = timed
+        .iter()
+        .map(|timed| match timed {
+            Some((seconds, count)) if *count == tokens => format!("{:.2}", seconds * 1e3),
+            Some((seconds, count)) => {
+                format!("{:.2} ({count} tokens, not {tokens})", seconds * 1e3)
+            }
+            None => "cannot count".to_owned(),
+        })
+        .collect();
+    let best = |of: &[usize]| {
+        of.iter()
+            .filter_map(|&i| timed[i])
+            .map(|(seconds, _)| seconds)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let ratio = match listing_per_mb {
+        None => default / best(&[1, 2, 3]),
+        Some(_) => default / best(&[1, 2]),
+    };
+    let per_mb = listing_per_mb
+        .map(|listing| format!(" {:.2} |", default / (text.len() as f64 / 1e6) / listing))
+        .unwrap_or_default();
+    println!("| {what} | {} | {ratio:.2} |{per_mb}", cells.join(" | "));
+}

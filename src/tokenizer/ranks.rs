@@ -1,0 +1,204 @@
+//! A vocabulary's ranks by their bytes, and the byte-pair merge of a piece, for the pieces the
+//! hand-written pre-tokenizer finds.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use rustc_hash::FxHashMap;
+use tiktoken_rs::{CoreBPE, Rank};
+
+/// The pieces up to this many bytes are merged here; longer ones by tiktoken-rs, whose merge
+/// of a long piece is not quadratic.
+pub(super) const MERGED_HERE: usize = 1024;
+
+/// The pieces up to this many bytes are merged by scanning their pairs; longer ones with a heap.
+const SHORT: usize = 48;
+
+/// The ranks of a vocabulary's tokens, by their bytes, kept in one block.
+pub(super) struct Ranks {
+    by_bytes: FxHashMap<&'static [u8], Rank>,
+}
+
+impl Ranks {
+    /// The ranks of `bpe`'s tokens, read back from it, and the byte length of each, by rank.
+    pub(super) fn of(bpe: &CoreBPE) -> (Ranks, Vec<u8>) {
+        let (mut tokens, mut token_len) = (Vec::new(), Vec::new());
+        let mut rank: Rank = 0;
+        let mut misses = 0;
+        // Ranks are dense up to the special tokens, which sit a few places past the end.
+        while misses < 64 {
+            match bpe.decode_bytes(&[rank]) {
+                Ok(bytes) => {
+                    token_len.resize(rank as usize, 0);
+                    token_len.push(u8::try_from(bytes.len()).unwrap_or(u8::MAX));
+                    tokens.push((rank, bytes));
+                    misses = 0;
+                }
+                Err(_) => misses += 1,
+            }
+            rank += 1;
+        }
+        // One block for all the tokens' bytes, held for the process, as the vocabulary is.
+        let block: &'static [u8] = tokens
+            .iter()
+            .flat_map(|(_, bytes)| bytes.iter().copied())
+            .collect::<Vec<u8>>()
+            .leak();
+        let mut by_bytes = FxHashMap::default();
+        by_bytes.reserve(tokens.len());
+        let mut at = 0;
+        for (rank, bytes) in &tokens {
+            by_bytes.insert(&block[at..at + bytes.len()], *rank);
+            at += bytes.len();
+        }
+        (Ranks { by_bytes }, token_len)
+    }
+
+    fn get(&self, bytes: &[u8]) -> Option<Rank> {
+        self.by_bytes.get(bytes).copied()
+    }
+
+    /// The tokens of `piece`, at most [`MERGED_HERE`] bytes, pushed on `tokens`: the token it is,
+    /// or its bytes merged pair by pair, the pair of the lowest rank first, as tiktoken merges.
+    pub(super) fn encode(&self, piece: &[u8], tokens: &mut Vec<Rank>) {
+        if let Some(rank) = self.get(piece) {
+            tokens.push(rank);
+            return;
+        }
+        let starts = self.merge(piece);
+        tokens.extend(starts.windows(2).map(|pair| {
+            self.get(&piece[pair[0]..pair[1]])
+                .expect("every merged part is a token")
+        }));
+    }
+
+    /// The number of tokens of `piece`, at most [`MERGED_HERE`] bytes.
+    pub(super) fn count(&self, piece: &[u8]) -> usize {
+        if self.by_bytes.contains_key(piece) {
+            1
+        } else {
+            self.merge(piece).len() - 1
+        }
+    }
+
+    /// The starts of `piece`'s tokens, and its end: tiktoken's byte-pair merge, the pair of the
+    /// lowest rank first, the leftmost of equal ones; a long piece's pairs kept in a heap.
+    fn merge(&self, piece: &[u8]) -> Vec<usize> {
+        if piece.len() <= SHORT {
+            return self
+                .merge_short(piece)
+                .into_iter()
+                .map(|(at, _)| at)
+                .collect();
+        }
+        let len = piece.len();
+        // A list of the parts' starts, linked both ways; `len` ends it.
+        let mut next: Vec<usize> = (1..=len).collect();
+        let mut previous: Vec<usize> = (0..len).map(|at| at.wrapping_sub(1)).collect();
+        let mut alive = vec![true; len];
+        let pair_rank = |next: &[usize], at: usize| {
+            let end = *next.get(next[at])?;
+            self.get(&piece[at..end])
+        };
+        let mut heap: BinaryHeap<Reverse<(Rank, usize)>> = (0..len - 1)
+            .filter_map(|at| Some(Reverse((self.get(&piece[at..at + 2])?, at))))
+            .collect();
+        while let Some(Reverse((rank, at))) = heap.pop() {
+            // A pair that changed since it was pushed is stale.
+            if !alive[at] || next[at] >= len || pair_rank(&next, at) != Some(rank) {
+                continue;
+            }
+            let gone = next[at];
+            alive[gone] = false;
+            next[at] = next[gone];
+            if next[at] < len {
+                previous[next[at]] = at;
+            }
+            if let Some(rank) = pair_rank(&next, at) {
+                heap.push(Reverse((rank, at)));
+            }
+            let before = previous[at];
+            if before < len {
+                if let Some(rank) = pair_rank(&next, before) {
+                    heap.push(Reverse((rank, before)));
+                }
+            }
+        }
+        let mut starts: Vec<usize> = (0..len).filter(|&at| alive[at]).collect();
+        starts.push(len);
+        starts
+    }
+
+    /// [`merge`](Self::merge) by scanning all the pairs at each step, faster on a short piece:
+    /// each part's start, with the rank of the pair it begins.
+    fn merge_short(&self, piece: &[u8]) -> Vec<(usize, Rank)> {
+        let rank_of = |parts: &[(usize, Rank)], i: usize| {
+            parts
+                .get(i + 2)
+                .and_then(|&(end, _)| self.get(&piece[parts[i].0..end]))
+                .unwrap_or(Rank::MAX)
+        };
+        let mut parts: Vec<(usize, Rank)> = (0..=piece.len()).map(|at| (at, Rank::MAX)).collect();
+        for i in 0..parts.len().saturating_sub(2) {
+            parts[i].1 = rank_of(&parts, i);
+        }
+        loop {
+            let Some((i, _)) = parts[..parts.len() - 1]
+                .iter()
+                .enumerate()
+                .filter(|(_, &(_, rank))| rank != Rank::MAX)
+                .min_by_key(|&(i, &(_, rank))| (rank, i))
+            else {
+                return parts;
+            };
+            parts.remove(i + 1);
+            parts[i].1 = rank_of(&parts, i);
+            if i > 0 {
+                parts[i - 1].1 = rank_of(&parts, i - 1);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_piece_merges_as_a_short_one_and_as_tiktoken_rs_merges_it() {
+        let bpe = tiktoken_rs::o200k_base_singleton();
+        let (ranks, _) = Ranks::of(bpe);
+        let mut state = 1u64;
+        let mut random = |alphabet: &[char], len: usize| -> String {
+            (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    alphabet[(state % alphabet.len() as u64) as usize]
+                })
+                .collect()
+        };
+        let mut pieces = vec![
+            "設定ファイルの読み込みはツールごとの上限が適用されますエラーが発生した場合".to_owned(),
+            "a".repeat(1000),
+            "ab".repeat(300),
+        ];
+        for len in [49, 100, 300, 1000] {
+            pieces.push(random(&['a', 'b', 'c', 'x', 'z', 'q'], len));
+            pieces.push(random(
+                &['日', '本', '語', 'の', 'テ', 'キ', 'ス', 'ト'],
+                len / 3,
+            ));
+            pieces.push(random(&['\u{301}', 'é', 'ß', 'ǅ'], len / 2));
+        }
+        for piece in &pieces {
+            let bytes = piece.as_bytes();
+            let short: Vec<usize> = ranks.merge_short(bytes).iter().map(|&(at, _)| at).collect();
+            assert_eq!(ranks.merge(bytes), short, "{piece}");
+            let mut tokens = Vec::new();
+            ranks.encode(bytes, &mut tokens);
+            assert_eq!(tokens, bpe.encode_ordinary(piece), "{piece}");
+        }
+    }
+}
