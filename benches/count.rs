@@ -1,7 +1,8 @@
 //! The default count against the fastest exact counters, as ratios measured in one run: on
 //! ordinary text (real listings, prose, code, minified JSON, CJK, base64; 125 KB and 10 MB) against
 //! the fastest of goliajp's `tiktoken`, bpe-openai and tiktoken-rs; on hostile text against the
-//! faster of goliajp's and bpe-openai, with its time per MB against a listing's.
+//! faster of goliajp's and bpe-openai, with its time per MB against a listing's; and a 50 MB
+//! listing counted on every core against the same on one (`taskset -c 0`).
 //!
 //! ```text
 //! cargo bench --bench count
@@ -118,7 +119,30 @@ fn sized(text: &str, bytes: usize) -> String {
     sized
 }
 
+/// The median milliseconds of the default count of a 50 MB listing, over 3 counts, and the count.
+fn fifty_mb() -> (f64, usize) {
+    let listing = corpus::RealListing::Absolute
+        .of(50_000_000)
+        .unwrap_or_else(|_| corpus::listing_of(50_000_000));
+    let tokenizer = Encoding::O200kBase.tiktoken();
+    let mut runs: Vec<(f64, usize)> = (0..3)
+        .map(|_| {
+            let started = Instant::now();
+            let tokens = black_box(tokenizer.count(black_box(&listing)));
+            (started.elapsed().as_secs_f64() * 1e3, tokens)
+        })
+        .collect();
+    runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    runs[1]
+}
+
 fn main() {
+    // `count one-core`: the 50 MB count alone, for the run pinned to one core.
+    if std::env::args().any(|arg| arg == "one-core") {
+        let (ms, tokens) = fifty_mb();
+        println!("{ms} {tokens}");
+        return;
+    }
     let engines = engines();
     let names: Vec<&str> = engines.iter().map(|(name, _)| *name).collect();
     let listing = corpus::RealListing::Absolute
@@ -182,6 +206,28 @@ fn main() {
     println!("| --- |{}", " ---: |".repeat(names.len() + 2));
     for (what, text) in &hostile {
         row(&engines, what, text, Some(listing_per_mb));
+    }
+    let (all_cores, tokens) = fifty_mb();
+    let one_core = std::process::Command::new("taskset")
+        .args(["-c", "0"])
+        .arg(std::env::current_exe().expect("the bench's own path"))
+        .arg("one-core")
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .and_then(|output| {
+            let output = String::from_utf8(output.stdout).ok()?;
+            let (ms, count) = output.trim().split_once(' ')?;
+            Some((ms.parse::<f64>().ok()?, count.parse::<usize>().ok()?))
+        });
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    match one_core {
+        Some((one_core, count)) => println!(
+            "\n50 MB listing: {all_cores:.0} ms on {cores} cores, {one_core:.0} ms on one: {:.2} times faster, {}",
+            one_core / all_cores,
+            if count == tokens { "the same count" } else { "A DIFFERENT COUNT" }
+        ),
+        None => println!("\n50 MB listing: {all_cores:.0} ms on {cores} cores; one core skipped: `taskset -c 0` did not run"),
     }
 }
 

@@ -105,7 +105,7 @@ struct Chars<'a> {
 
 impl Chars<'_> {
     /// The character at byte `at`, its classes and its width; `None` at the end.
-    #[inline]
+    #[inline(always)]
     fn at(&self, at: usize) -> Option<(char, Class, usize)> {
         let byte = *self.text.as_bytes().get(at)?;
         if byte < 0x80 {
@@ -116,7 +116,7 @@ impl Chars<'_> {
     }
 
     /// Whether the character at `at` has one of `classes`, and its width.
-    #[inline]
+    #[inline(always)]
     fn is(&self, at: usize, classes: Class) -> Option<usize> {
         self.at(at)
             .filter(|&(_, class, _)| class & classes != 0)
@@ -124,7 +124,7 @@ impl Chars<'_> {
     }
 
     /// The end of the run of characters with one of `classes` from `at`.
-    #[inline]
+    #[inline(always)]
     fn run(&self, mut at: usize, classes: Class) -> usize {
         while let Some(width) = self.is(at, classes) {
             at += width;
@@ -133,7 +133,7 @@ impl Chars<'_> {
     }
 
     /// `[^\r\n\p{L}\p{N}]` at `at`: its width.
-    #[inline]
+    #[inline(always)]
     fn not_letter_number_or_newline(&self, at: usize) -> Option<usize> {
         self.at(at)
             .filter(|&(c, class, _)| class & (LETTER | NUMBER) == 0 && c != '\r' && c != '\n')
@@ -141,7 +141,7 @@ impl Chars<'_> {
     }
 
     /// `[^\s\p{L}\p{N}]` at `at`: its width.
-    #[inline]
+    #[inline(always)]
     fn punctuation(&self, at: usize) -> Option<usize> {
         self.at(at)
             .filter(|&(_, class, _)| class & (SPACE | LETTER | NUMBER) == 0)

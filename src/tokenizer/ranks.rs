@@ -14,9 +14,24 @@ pub(super) const MERGED_HERE: usize = 1024;
 /// The pieces up to this many bytes are merged by scanning their pairs; longer ones with a heap.
 const SHORT: usize = 48;
 
-/// The ranks of a vocabulary's tokens, by their bytes, kept in one block.
+/// The ranks of a vocabulary's tokens, by their bytes: those of two bytes in a table; those of
+/// up to 7 bytes by their bytes and length packed in a word, for a merge looks up mostly those;
+/// the longer ones by their bytes, kept in one block.
 pub(super) struct Ranks {
-    by_bytes: FxHashMap<&'static [u8], Rank>,
+    /// The ranks of the tokens of two bytes, by the bytes as a big-endian number: a merge's
+    /// first look-ups, without a hash.
+    pairs: Box<[Rank]>,
+    short: FxHashMap<u64, Rank>,
+    long: FxHashMap<&'static [u8], Rank>,
+}
+
+/// `bytes`, at most 7, and their length, in one word.
+#[inline]
+fn packed(bytes: &[u8]) -> u64 {
+    let mut word = [0; 8];
+    word[..bytes.len()].copy_from_slice(bytes);
+    word[7] = bytes.len() as u8;
+    u64::from_le_bytes(word)
 }
 
 impl Ranks {
@@ -44,18 +59,35 @@ impl Ranks {
             .flat_map(|(_, bytes)| bytes.iter().copied())
             .collect::<Vec<u8>>()
             .leak();
-        let mut by_bytes = FxHashMap::default();
-        by_bytes.reserve(tokens.len());
+        let (mut short, mut long) = (FxHashMap::default(), FxHashMap::default());
+        let mut pairs = vec![Rank::MAX; 1 << 16].into_boxed_slice();
         let mut at = 0;
         for (rank, bytes) in &tokens {
-            by_bytes.insert(&block[at..at + bytes.len()], *rank);
+            if let [first, second] = bytes[..] {
+                pairs[usize::from(u16::from_be_bytes([first, second]))] = *rank;
+            }
+            if bytes.len() < 8 {
+                short.insert(packed(bytes), *rank);
+            } else {
+                long.insert(&block[at..at + bytes.len()], *rank);
+            }
             at += bytes.len();
         }
-        (Ranks { by_bytes }, token_len)
+        (Ranks { pairs, short, long }, token_len)
     }
 
-    fn get(&self, bytes: &[u8]) -> Option<Rank> {
-        self.by_bytes.get(bytes).copied()
+    /// The rank of the token `bytes` are, if they are one.
+    #[inline]
+    pub(super) fn get(&self, bytes: &[u8]) -> Option<Rank> {
+        if let [first, second] = bytes[..] {
+            let rank = self.pairs[usize::from(u16::from_be_bytes([first, second]))];
+            return (rank != Rank::MAX).then_some(rank);
+        }
+        if bytes.len() < 8 {
+            self.short.get(&packed(bytes)).copied()
+        } else {
+            self.long.get(bytes).copied()
+        }
     }
 
     /// The tokens of `piece`, at most [`MERGED_HERE`] bytes, pushed on `tokens`: the token it is,
@@ -72,13 +104,9 @@ impl Ranks {
         }));
     }
 
-    /// The number of tokens of `piece`, at most [`MERGED_HERE`] bytes.
+    /// The number of tokens of `piece`, at most [`MERGED_HERE`] bytes, that is not one token.
     pub(super) fn count(&self, piece: &[u8]) -> usize {
-        if self.by_bytes.contains_key(piece) {
-            1
-        } else {
-            self.merge(piece).len() - 1
-        }
+        self.merge(piece).len() - 1
     }
 
     /// The starts of `piece`'s tokens, and its end: tiktoken's byte-pair merge, the pair of the

@@ -4,6 +4,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::OnceLock;
 
+use rustc_hash::FxHashMap;
 use tiktoken_rs::{CoreBPE, Rank};
 
 use super::pre_tokenizer::pieces;
@@ -17,6 +18,9 @@ use super::{
 /// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
 /// so that no more than one chunk's tokens are held at a time.
 const CHUNK: usize = 64 * 1024;
+
+/// Texts of this many bytes and more are counted on every core.
+const PARALLEL_FROM: usize = 4 << 20;
 
 /// The tiktoken-rs backend: exact counts, one encoding per cut, the default.
 ///
@@ -73,11 +77,21 @@ impl Tiktoken {
     /// The tokens of one chunk as ordinary text.
     fn encode_chunk(&self, chunk: &str) -> Vec<Rank> {
         let mut tokens = Vec::with_capacity(chunk.len() / 4);
+        // Where the tokens of each piece merged so far are in `tokens`: a piece seen again is
+        // copied from there.
+        let mut merged: FxHashMap<&[u8], (usize, usize)> = FxHashMap::default();
         for piece in pieces(self.encoding, chunk) {
-            if piece.len() <= MERGED_HERE {
-                self.ranks.encode(piece.as_bytes(), &mut tokens);
+            let bytes = piece.as_bytes();
+            if let Some(rank) = self.ranks.get(bytes) {
+                tokens.push(rank);
+            } else if let Some(&(start, end)) = merged.get(bytes) {
+                tokens.extend_from_within(start..end);
+            } else if piece.len() <= MERGED_HERE {
+                let start = tokens.len();
+                self.ranks.encode(bytes, &mut tokens);
+                merged.insert(bytes, (start, tokens.len()));
             } else {
-                tokens.extend(self.encode_long(piece));
+                tokens.extend(self.encode_long_piece(piece));
             }
         }
         tokens
@@ -85,12 +99,33 @@ impl Tiktoken {
 
     /// The number of tokens of one chunk as ordinary text.
     fn count_chunk(&self, chunk: &str) -> usize {
+        // The count of each piece merged so far.
+        let mut merged: FxHashMap<&[u8], usize> = FxHashMap::default();
         pieces(self.encoding, chunk)
-            .map(|piece| match piece.len() {
-                ..=MERGED_HERE => self.ranks.count(piece.as_bytes()),
-                _ => self.encode_long(piece).len(),
+            .map(|piece| {
+                let bytes = piece.as_bytes();
+                if self.ranks.get(bytes).is_some() {
+                    1
+                } else if piece.len() <= MERGED_HERE {
+                    *merged
+                        .entry(bytes)
+                        .or_insert_with(|| self.ranks.count(bytes))
+                } else {
+                    self.encode_long_piece(piece).len()
+                }
             })
             .sum()
+    }
+
+    /// The tokens of a piece over [`MERGED_HERE`] bytes: of white space alone, by the exact
+    /// linear BPE over the vocabulary's white-space tokens, for no other token can be part of
+    /// it; else by tiktoken-rs.
+    fn encode_long_piece(&self, piece: &str) -> Vec<Rank> {
+        if piece.chars().all(char::is_whitespace) {
+            self.white_space().encode(piece)
+        } else {
+            self.encode_long(piece)
+        }
     }
 
     /// The tokens of a text by tiktoken-rs, its long white-space runs encoded apart if it
@@ -115,6 +150,33 @@ impl Tiktoken {
         tokens.extend(self.white_space().encode(&chunk[run.clone()]));
         tokens.extend(self.encode_long(&chunk[run.end..]));
         tokens
+    }
+
+    /// The chunks of `text`, with the tokens of each, counted on every core: `text`'s chunks in
+    /// as many runs of consecutive chunks as there are cores, one a thread.
+    fn counted_chunks<'a>(&self, text: &'a str) -> Vec<(&'a str, usize)> {
+        let chunks: Vec<&str> = chunks(self.encoding, text, false, CHUNK).collect();
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let count = |run: &[&'a str]| -> Vec<(&'a str, usize)> {
+            run.iter()
+                .map(|&chunk| (chunk, self.count_chunk(chunk)))
+                .collect()
+        };
+        if cores == 1 || chunks.len() < 2 {
+            return count(&chunks);
+        }
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = chunks
+                .chunks(chunks.len().div_ceil(cores))
+                .map(|run| scope.spawn(move || count(run)))
+                .collect();
+            runs.into_iter()
+                .flat_map(|run| {
+                    run.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        })
     }
 
     /// The BPE of the white-space pieces tiktoken-rs refuses.
@@ -162,6 +224,9 @@ impl Tokenizer for Tiktoken {
 
     fn count(&self, text: &str) -> usize {
         count_long_run(text, |run| self.count(run)).unwrap_or_else(|| {
+            if text.len() >= PARALLEL_FROM {
+                return self.counted_chunks(text).iter().map(|&(_, n)| n).sum();
+            }
             chunks(self.encoding, text, false, CHUNK)
                 .map(|chunk| self.count_chunk(chunk))
                 .sum()
@@ -182,6 +247,20 @@ impl Tokenizer for Tiktoken {
     }
 
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
+        if text.len() >= PARALLEL_FROM {
+            // Counted on every core; the chunk that crosses the budget encoded again to be cut.
+            return prefix_over(
+                self,
+                self.encoding,
+                text,
+                max_tokens,
+                self.counted_chunks(text).into_iter(),
+                |&tokens| tokens,
+                |offset, chunk, _, room| {
+                    self.cut_chunk(text, offset, &self.encode_chunk(chunk), room)
+                },
+            );
+        }
         prefix_over(
             self,
             self.encoding,
@@ -296,6 +375,24 @@ mod tests {
             let longer = floor_char_boundary(&text, prefix.len + 1);
             assert!(tokenizer.count(&text[..longer]) > max_tokens);
         }
+    }
+
+    #[test]
+    fn a_large_text_counted_on_every_core_counts_and_cuts_as_one_core_does() {
+        let tokenizer = o200k();
+        let text = "crates/core/src/module_7/mod.rs\n日本語 🦀 x = 12345;\n".repeat(100_000);
+        assert!(text.len() >= PARALLEL_FROM);
+        let one_core: usize = chunks(Encoding::O200kBase, &text, false, CHUNK)
+            .map(|chunk| tokenizer.encode_chunk(chunk).len())
+            .sum();
+        assert_eq!(tokenizer.count(&text), one_core);
+        let max_tokens = one_core / 3;
+        let prefix = tokenizer.prefix(&text, max_tokens);
+        assert_eq!(prefix.total_tokens, one_core);
+        assert_eq!(prefix.tokens, tokenizer.count(&text[..prefix.len]));
+        assert!(prefix.tokens <= max_tokens);
+        let longer = prefix.len + text[prefix.len..].chars().next().unwrap().len_utf8();
+        assert!(tokenizer.count(&text[..longer]) > max_tokens);
     }
 
     #[test]
