@@ -27,7 +27,7 @@ const PARALLEL_FROM: usize = 4 << 20;
 /// Its vocabularies are tiktoken-rs's. A text is split into pieces by a pre-tokenizer written
 /// for these two vocabularies, not by tiktoken-rs's regex, which takes most of its time: each
 /// piece is then looked up whole, or merged pair by pair as tiktoken merges it; a piece of more
-/// than 1 KiB is left to tiktoken-rs.
+/// than 1 KiB is left to the white-space BPE below if it is white space, else to tiktoken-rs.
 ///
 /// tiktoken-rs 0.12 cannot pre-tokenize a run of about a million white-space characters with no
 /// line break (its regex runs out of backtracking stack). A chunk it refuses is split where the
