@@ -48,7 +48,8 @@ const hosts = {
       .flatMap((request) => request.body.messages ?? [])
       .flatMap((message) => (Array.isArray(message.content) ? message.content : []));
     const result = blocks.find((block) => block.type === "tool_result");
-    assert.ok(result, "Claude Code sent the model a tool_result");
+    const offered = model.requests.flatMap((request) => (request.body.tools ?? []).map((tool) => tool.name));
+    assert.ok(result, `Claude Code sent the model a tool_result; it offered ${offered.filter((name) => name?.startsWith("mcp__")).join(", ") || "no MCP tool (the server was not connected in time)"}`);
     const content = result.content;
     return typeof content === "string" ? content : content.map((block) => block.text ?? "").join("\n");
   },
