@@ -153,9 +153,10 @@ impl Tiktoken {
     }
 
     /// The chunks of `text`, with the tokens of each, counted on every core: `text`'s chunks in
-    /// as many runs of consecutive chunks as there are cores, one a thread.
+    /// as many runs of consecutive chunks as there are cores, one a thread. The chunks end at a
+    /// number's end too, so that one long line of JSON is counted on every core as well.
     fn counted_chunks<'a>(&self, text: &'a str) -> Vec<(&'a str, usize)> {
-        let chunks: Vec<&str> = chunks(self.encoding, text, false, CHUNK).collect();
+        let chunks: Vec<&str> = chunks(self.encoding, text, true, CHUNK).collect();
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let count = |run: &[&'a str]| -> Vec<(&'a str, usize)> {
             run.iter()
@@ -378,21 +379,32 @@ mod tests {
     }
 
     #[test]
-    fn a_large_text_counted_on_every_core_counts_and_cuts_as_one_core_does() {
+    fn a_large_text_counted_on_every_core_counts_and_cuts_as_tiktoken_rs_does() {
         let tokenizer = o200k();
-        let text = "crates/core/src/module_7/mod.rs\n日本語 🦀 x = 12345;\n".repeat(100_000);
-        assert!(text.len() >= PARALLEL_FROM);
-        let one_core: usize = chunks(Encoding::O200kBase, &text, false, CHUNK)
-            .map(|chunk| tokenizer.encode_chunk(chunk).len())
-            .sum();
-        assert_eq!(tokenizer.count(&text), one_core);
-        let max_tokens = one_core / 3;
-        let prefix = tokenizer.prefix(&text, max_tokens);
-        assert_eq!(prefix.total_tokens, one_core);
-        assert_eq!(prefix.tokens, tokenizer.count(&text[..prefix.len]));
-        assert!(prefix.tokens <= max_tokens);
-        let longer = prefix.len + text[prefix.len..].chars().next().unwrap().len_utf8();
-        assert!(tokenizer.count(&text[..longer]) > max_tokens);
+        let lines = "crates/core/src/module_7/mod.rs\n日本語 🦀 x = 12345;\n".repeat(100_000);
+        // One line of JSON, split at its numbers' ends.
+        let json = (0..120_000)
+            .map(|i| {
+                format!(
+                    r#"{{"id":{i},"path":"src/módulo_{i}.rs","size":{}}}"#,
+                    i * 37 % 9973
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(chunks(Encoding::O200kBase, &json, true, CHUNK).count() > 2);
+        for text in [lines, format!("[{json}]")] {
+            assert!(text.len() >= PARALLEL_FROM);
+            let exact = tokenizer.bpe.encode_ordinary(&text).len();
+            assert_eq!(tokenizer.count(&text), exact);
+            let max_tokens = exact / 3;
+            let prefix = tokenizer.prefix(&text, max_tokens);
+            assert_eq!(prefix.total_tokens, exact);
+            assert_eq!(prefix.tokens, tokenizer.count(&text[..prefix.len]));
+            assert!(prefix.tokens <= max_tokens);
+            let longer = prefix.len + text[prefix.len..].chars().next().unwrap().len_utf8();
+            assert!(tokenizer.count(&text[..longer]) > max_tokens);
+        }
     }
 
     #[test]
