@@ -12,6 +12,7 @@ mod pieces;
 mod pre_tokenizer;
 mod ranks;
 mod segments;
+mod subset_bpe;
 mod tiktoken;
 mod white_space;
 
@@ -22,7 +23,7 @@ pub use self::encoding::Encoding;
 pub use self::hf::{HfTokenizer, TokenizerFileError};
 use self::pieces::count_edited_from_last_piece;
 pub(crate) use self::pieces::ends_in_ascii_word;
-use self::segments::{count_long_run, prefix_over, sum_within, SegmentCut};
+use self::segments::{count_long_run, prefix_over, sum_within, LongRun, SegmentCut};
 pub use self::tiktoken::Tiktoken;
 
 /// Counts tokens and finds where to cut a text so that it fits a token budget.

@@ -146,6 +146,23 @@ impl Ranks {
         (Ranks { pairs, short, long }, token_len)
     }
 
+    /// The tokens whose bytes `keep` keeps, with their ranks, in rank order.
+    pub(super) fn tokens_where(&self, keep: impl Fn(&[u8]) -> bool) -> Vec<(Rank, Vec<u8>)> {
+        let short = self.short.slots.iter().filter_map(|&(key, rank)| {
+            let bytes = key.to_le_bytes();
+            let bytes = &bytes[..(key >> 56) as usize];
+            (key != 0 && keep(bytes)).then(|| (rank, bytes.to_vec()))
+        });
+        let long = self
+            .long
+            .iter()
+            .filter(|(bytes, _)| keep(bytes))
+            .map(|(&bytes, &rank)| (rank, bytes.to_vec()));
+        let mut tokens: Vec<(Rank, Vec<u8>)> = short.chain(long).collect();
+        tokens.sort_unstable_by_key(|&(rank, _)| rank);
+        tokens
+    }
+
     /// The rank of the token `bytes` are, if they are one.
     #[inline]
     pub(super) fn get(&self, bytes: &[u8]) -> Option<Rank> {

@@ -91,8 +91,8 @@ pub(super) const RUN_BLOCK: usize = 128;
 /// How far from its end such a run may merge differently from its middle, in characters.
 const RUN_TAIL: usize = 1024;
 
-/// The tokens of `text`, if it is one long run of one character, from the tokens of two short
-/// runs of it.
+/// A text that is one long run of one character, as BPE merges it: so many blocks of
+/// [`RUN_BLOCK`] of it, then a tail.
 ///
 /// BPE merges a run of one repeated character pairwise from its start, into blocks of a power of
 /// two of it up to 128, and differently only near its end. So the run is so many blocks of 128
@@ -100,22 +100,53 @@ const RUN_TAIL: usize = 1024;
 /// instead costs tiktoken-rs 0.3 s a MB or more, and bpe-openai up to ten times a listing of the
 /// same size (tabs make its encoder backtrack at every token). A run of digits is many pieces of
 /// up to three, so it is left alone.
-pub(super) fn count_long_run(text: &str, count: impl Fn(&str) -> usize) -> Option<usize> {
-    let c = text.chars().next().filter(|c| !c.is_numeric())?;
-    let width = c.len_utf8();
-    let chars = text.len() / width;
-    let repeated = chars >= LONG_RUN
-        && text.len() % width == 0
-        && text
-            .as_bytes()
-            .chunks_exact(width)
-            .all(|chunk| chunk == &text.as_bytes()[..width]);
-    if !repeated {
-        return None;
+pub(super) struct LongRun {
+    c: char,
+    /// How many blocks of [`RUN_BLOCK`] characters come before the tail.
+    pub(super) blocks: usize,
+    /// The characters of the tail.
+    tail: usize,
+}
+
+impl LongRun {
+    /// `text` as a long run, if it is one: [`LONG_RUN`] characters or more, all one that is not
+    /// a digit.
+    pub(super) fn of(text: &str) -> Option<Self> {
+        let c = text.chars().next().filter(|c| !c.is_numeric())?;
+        let width = c.len_utf8();
+        let chars = text.len() / width;
+        let repeated = chars >= LONG_RUN
+            && text.len() % width == 0
+            && text
+                .as_bytes()
+                .chunks_exact(width)
+                .all(|chunk| chunk == &text.as_bytes()[..width]);
+        repeated.then(|| {
+            let blocks = (chars - RUN_TAIL) / RUN_BLOCK;
+            LongRun {
+                c,
+                blocks,
+                tail: chars - blocks * RUN_BLOCK,
+            }
+        })
     }
-    let blocks = (chars - RUN_TAIL) / RUN_BLOCK;
-    let run = |chars| std::iter::repeat_n(c, chars).collect::<String>();
-    Some(blocks * count(&run(RUN_BLOCK)) + count(&run(chars - blocks * RUN_BLOCK)))
+
+    /// One block.
+    pub(super) fn block(&self) -> String {
+        std::iter::repeat_n(self.c, RUN_BLOCK).collect()
+    }
+
+    /// The tail.
+    pub(super) fn tail(&self) -> String {
+        std::iter::repeat_n(self.c, self.tail).collect()
+    }
+}
+
+/// The tokens of `text`, if it is one long run of one character, from the tokens of two short
+/// runs of it (see [`LongRun`]).
+pub(super) fn count_long_run(text: &str, count: impl Fn(&str) -> usize) -> Option<usize> {
+    let run = LongRun::of(text)?;
+    Some(run.blocks * count(&run.block()) + count(&run.tail()))
 }
 
 /// The sum of `tokens` if it is at most `max_tokens`, else `None`, stopping at the first part

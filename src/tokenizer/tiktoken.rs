@@ -9,10 +9,11 @@ use tiktoken_rs::{CoreBPE, Rank};
 
 use super::pre_tokenizer::pieces;
 use super::ranks::{Ranks, MERGED_HERE};
-use super::white_space::{runs, WhiteSpaceBpe};
+use super::subset_bpe::{ByteSet, SubsetBpe, SubsetBpes};
+use super::white_space::{runs, white_space_bytes};
 use super::{
     count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, sum_within,
-    Encoding, Mark, Prefix, SegmentCut, Tokenizer,
+    Encoding, LongRun, Mark, Prefix, SegmentCut, Tokenizer,
 };
 
 /// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
@@ -22,12 +23,22 @@ const CHUNK: usize = 64 * 1024;
 /// Texts of this many bytes and more are counted on every core.
 const PARALLEL_FROM: usize = 4 << 20;
 
+/// A word piece (one that ends in a letter) of [`FEW_BYTES_FROM`] bytes or more with at most this
+/// many distinct bytes is encoded by the linear BPE of the vocabulary's tokens made of them: a
+/// few dozen tokens, built in milliseconds. bpe's backtracking encoder is fast on such words, but
+/// slow on runs of some punctuation (a second or more a MB of `-`), which tiktoken-rs merges
+/// faster; and on a shorter piece, tiktoken-rs's merge costs less than a build.
+const FEW_BYTES: usize = 4;
+const FEW_BYTES_FROM: usize = 64 * 1024;
+
 /// The tiktoken-rs backend: exact counts, one encoding per cut, the default.
 ///
 /// Its vocabularies are tiktoken-rs's. A text is split into pieces by a pre-tokenizer written
 /// for these two vocabularies, not by tiktoken-rs's regex, which takes most of its time: each
-/// piece is then looked up whole, or merged pair by pair as tiktoken merges it; a piece of more
-/// than 1 KiB is left to the white-space BPE below if it is white space, else to tiktoken-rs.
+/// piece is then looked up whole, or merged pair by pair as tiktoken merges it. A piece of more
+/// than 1 KiB is encoded by the white-space BPE below if it is white space, by its blocks if it
+/// is one character repeated, by the BPE of its bytes if it is a long word of few of them, else
+/// by tiktoken-rs.
 ///
 /// tiktoken-rs 0.12 cannot pre-tokenize a run of about a million white-space characters with no
 /// line break (its regex runs out of backtracking stack). A chunk it refuses is split where the
@@ -41,7 +52,9 @@ pub struct Tiktoken {
     /// Byte length of every token, indexed by rank.
     token_len: Vec<u8>,
     /// The BPE of white-space pieces tiktoken-rs refuses, built when one first comes.
-    white_space: OnceLock<WhiteSpaceBpe>,
+    white_space: OnceLock<SubsetBpe>,
+    /// The BPEs of the last long pieces of few distinct bytes.
+    subsets: SubsetBpes,
 }
 
 impl Encoding {
@@ -66,6 +79,7 @@ impl Tiktoken {
             ranks,
             token_len,
             white_space: OnceLock::new(),
+            subsets: SubsetBpes::default(),
         }
     }
 
@@ -119,10 +133,25 @@ impl Tiktoken {
 
     /// The tokens of a piece over [`MERGED_HERE`] bytes: of white space alone, by the exact
     /// linear BPE over the vocabulary's white-space tokens, for no other token can be part of
-    /// it; else by tiktoken-rs.
+    /// it; of one character repeated, by the blocks BPE merges it into ([`LongRun`]); a long word
+    /// of at most [`FEW_BYTES`] distinct bytes, by the linear BPE over the tokens made of those;
+    /// else by tiktoken-rs.
     fn encode_long_piece(&self, piece: &str) -> Vec<Rank> {
         if piece.chars().all(char::is_whitespace) {
-            self.white_space().encode(piece)
+            self.white_space().encode(piece.as_bytes())
+        } else if let Some(run) = LongRun::of(piece) {
+            let block = self.encode_chunk(&run.block());
+            let mut tokens = block.repeat(run.blocks);
+            tokens.extend(self.encode_chunk(&run.tail()));
+            tokens
+        } else if let Some(bytes) = Some(piece)
+            .filter(|piece| piece.len() >= FEW_BYTES_FROM)
+            .filter(|piece| piece.chars().next_back().is_some_and(char::is_alphabetic))
+            .and_then(|piece| ByteSet::of(piece.as_bytes(), FEW_BYTES))
+        {
+            self.subsets
+                .get(bytes, || SubsetBpe::new(&self.ranks, bytes))
+                .encode(piece.as_bytes())
         } else {
             self.encode_long(piece)
         }
@@ -147,7 +176,7 @@ impl Tiktoken {
             return tokens;
         };
         let mut tokens = self.encode_long(&chunk[..run.start]);
-        tokens.extend(self.white_space().encode(&chunk[run.clone()]));
+        tokens.extend(self.white_space().encode(chunk[run.clone()].as_bytes()));
         tokens.extend(self.encode_long(&chunk[run.end..]));
         tokens
     }
@@ -181,13 +210,9 @@ impl Tiktoken {
     }
 
     /// The BPE of the white-space pieces tiktoken-rs refuses.
-    fn white_space(&self) -> &WhiteSpaceBpe {
-        self.white_space.get_or_init(|| {
-            WhiteSpaceBpe::new(
-                (0..self.token_len.len() as Rank)
-                    .filter_map(|rank| Some((rank, self.bpe.decode_bytes(&[rank]).ok()?))),
-            )
-        })
+    fn white_space(&self) -> &SubsetBpe {
+        self.white_space
+            .get_or_init(|| SubsetBpe::new(&self.ranks, white_space_bytes()))
     }
 
     fn token_len(&self, token: Rank) -> usize {
@@ -422,6 +447,53 @@ mod tests {
     }
 
     #[test]
+    fn long_pieces_of_few_bytes_encode_as_tiktoken_rs_encodes_them() {
+        // Words of few bytes, by their bytes' BPE.
+        let words = [
+            format!("x{}y", "a".repeat(70_000)),
+            "ab".repeat(33_000),
+            "abcd".repeat(17_000),
+            format!("x{}", "日".repeat(22_000)),
+            format!("{}\n", "ßé".repeat(17_000)),
+        ];
+        // One character repeated, between letters: the blocks BPE merges it into.
+        let runs = [
+            format!("x{}y", "-".repeat(5000)),
+            format!("x{}y", "=".repeat(4500)),
+            format!("x{}y", "*".repeat(4200)),
+            format!("x{}y", "🦀".repeat(4500)),
+        ];
+        for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+            let tokenizer = encoding.tiktoken();
+            for text in words.iter().chain(&runs) {
+                let found = |piece: &str| {
+                    piece.len() >= FEW_BYTES_FROM
+                        && ByteSet::of(piece.as_bytes(), FEW_BYTES).is_some()
+                        || LongRun::of(piece).is_some()
+                };
+                assert!(
+                    pieces(encoding, text).any(found),
+                    "{encoding}: {:?}",
+                    text.get(..8)
+                );
+                let exact = tokenizer.bpe.encode_ordinary(text);
+                assert_eq!(
+                    tokenizer.encode_chunk(text),
+                    exact,
+                    "{encoding}: {:?}",
+                    text.get(..8)
+                );
+                assert_eq!(
+                    tokenizer.count(text),
+                    exact.len(),
+                    "{encoding}: {:?}",
+                    text.get(..8)
+                );
+            }
+        }
+    }
+
+    #[test]
     fn white_space_pieces_encode_as_tiktoken_rs_encodes_them() {
         // Below the length tiktoken-rs refuses, each text is one `\s+(?!\S)` piece.
         let pieces = [
@@ -435,7 +507,7 @@ mod tests {
             for piece in &pieces {
                 let (exact, _) = tokenizer.bpe.encode(piece, &HashSet::new()).unwrap();
                 assert_eq!(
-                    tokenizer.white_space().encode(piece),
+                    tokenizer.white_space().encode(piece.as_bytes()),
                     exact,
                     "{encoding}: {:?}",
                     &piece[..8]

@@ -10,8 +10,7 @@
 
 use std::ops::Range;
 
-use bpe::byte_pair_encoding::BytePairEncoding;
-use tiktoken_rs::Rank;
+use super::subset_bpe::ByteSet;
 
 /// The pieces of `text`'s runs of white space with no line break, in order: those the
 /// pre-tokenizers of both vocabularies, and of the open models that descend from
@@ -55,45 +54,18 @@ pub(super) fn runs(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
         })
 }
 
-/// An exact BPE over the tokens of a vocabulary made of the bytes of white space alone, which is
-/// all a white-space piece can merge into: the same merges in the same order as the whole
-/// vocabulary's, in time linear in the piece (bpe's backtracking encoder).
-pub(super) struct WhiteSpaceBpe {
-    bpe: BytePairEncoding,
-    /// The vocabulary's rank of each of `bpe`'s tokens.
-    ranks: Vec<Rank>,
-}
-
-impl WhiteSpaceBpe {
-    /// The BPE of the tokens among `vocabulary` (each token's bytes, in rank order) whose bytes all
-    /// occur in the UTF-8 of some white-space character.
-    pub(super) fn new(vocabulary: impl Iterator<Item = (Rank, Vec<u8>)>) -> Self {
-        let mut white_space_bytes = [false; 256];
-        let mut utf8 = [0; 4];
-        for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
-            if c.is_whitespace() {
-                for &byte in c.encode_utf8(&mut utf8).as_bytes() {
-                    white_space_bytes[usize::from(byte)] = true;
-                }
-            }
-        }
-        let (ranks, tokens): (Vec<Rank>, Vec<Vec<u8>>) = vocabulary
-            .filter(|(_, bytes)| bytes.iter().all(|&b| white_space_bytes[usize::from(b)]))
-            .unzip();
-        WhiteSpaceBpe {
-            bpe: BytePairEncoding::from_dictionary(tokens, None),
-            ranks,
+/// The bytes of the UTF-8 of every white-space character: all a white-space piece is made of.
+pub(super) fn white_space_bytes() -> ByteSet {
+    let mut bytes = ByteSet::default();
+    let mut utf8 = [0; 4];
+    for c in (0..=char::MAX as u32).filter_map(char::from_u32) {
+        if c.is_whitespace() {
+            c.encode_utf8(&mut utf8)
+                .bytes()
+                .for_each(|byte| bytes.insert(byte));
         }
     }
-
-    /// The tokens of one white-space piece of the pre-tokenizer.
-    pub(super) fn encode(&self, piece: &str) -> Vec<Rank> {
-        self.bpe
-            .encode_via_backtracking(piece.as_bytes())
-            .into_iter()
-            .map(|token| self.ranks[token as usize])
-            .collect()
-    }
+    bytes
 }
 
 #[cfg(test)]
