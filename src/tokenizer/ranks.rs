@@ -7,10 +7,10 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 use tiktoken_rs::{CoreBPE, Rank};
 
-/// The pieces up to this many bytes are merged here; longer ones (but white space) are left to
-/// tiktoken-rs, as before the hand-written pre-tokenizer: the heap merge below is checked against
-/// it up to 1,000 bytes only, and is slower than it on pieces of a million bytes (one letter or
-/// `-` repeated, or random letters).
+/// The pieces up to this many bytes are merged here; longer ones go to `Tiktoken`'s paths for
+/// long pieces (white space, runs, words of few bytes), else to tiktoken-rs: the heap merge below
+/// is checked against it up to 1,000 bytes only, and is slower than it on pieces of a million
+/// bytes (one letter or `-` repeated, or random letters).
 pub(super) const MERGED_HERE: usize = 1024;
 
 /// The pieces up to this many bytes are merged by scanning their pairs; longer ones with a heap.
