@@ -31,6 +31,15 @@ const PARALLEL_FROM: usize = 4 << 20;
 const FEW_BYTES: usize = 4;
 const FEW_BYTES_FROM: usize = 64 * 1024;
 
+/// The bytes of `piece` if it is a word of [`FEW_BYTES_FROM`] bytes or more made of at most
+/// [`FEW_BYTES`] distinct ones.
+fn few_bytes_word(piece: &str) -> Option<ByteSet> {
+    if piece.len() < FEW_BYTES_FROM || !piece.chars().next_back().is_some_and(char::is_alphabetic) {
+        return None;
+    }
+    ByteSet::of(piece.as_bytes(), FEW_BYTES)
+}
+
 /// The tiktoken-rs backend: exact counts, one encoding per cut, the default.
 ///
 /// Its vocabularies are tiktoken-rs's. A text is split into pieces by a pre-tokenizer written
@@ -144,11 +153,7 @@ impl Tiktoken {
             let mut tokens = block.repeat(run.blocks);
             tokens.extend(self.encode_chunk(&run.tail()));
             tokens
-        } else if let Some(bytes) = Some(piece)
-            .filter(|piece| piece.len() >= FEW_BYTES_FROM)
-            .filter(|piece| piece.chars().next_back().is_some_and(char::is_alphabetic))
-            .and_then(|piece| ByteSet::of(piece.as_bytes(), FEW_BYTES))
-        {
+        } else if let Some(bytes) = few_bytes_word(piece) {
             self.subsets
                 .get(bytes, || SubsetBpe::new(&self.ranks, bytes))
                 .encode(piece.as_bytes())
@@ -466,11 +471,8 @@ mod tests {
         for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
             let tokenizer = encoding.tiktoken();
             for text in words.iter().chain(&runs) {
-                let found = |piece: &str| {
-                    piece.len() >= FEW_BYTES_FROM
-                        && ByteSet::of(piece.as_bytes(), FEW_BYTES).is_some()
-                        || LongRun::of(piece).is_some()
-                };
+                let found =
+                    |piece: &str| few_bytes_word(piece).is_some() || LongRun::of(piece).is_some();
                 assert!(
                     pieces(encoding, text).any(found),
                     "{encoding}: {:?}",
