@@ -9,7 +9,7 @@
 //   what Claude Code sends whole), and the result the model gets is within 5000 tokens and ends
 //   with the note;
 // - a Chat Completions tool message and a Responses function_call_output are capped the same;
-// - two workers (`--num_workers 2`) each cut the same request, and send the same bytes;
+// - two proxies (replicas) each cut the same request themselves, and send the same bytes;
 // - with `max_tokens_per_request` in the guardrail's `tool_output`, a history of one to ten
 //   turns sent again, four times at once to two workers, stays within it, as the same bytes;
 // - `litellm_settings.callbacks: tool_output_cap.litellm.proxy_handler` caps as the guardrail does;
@@ -211,39 +211,33 @@ try {
   await proxy.stop();
 }
 
-await check("Two LiteLLM workers", async () => {
-  const workers = await startProxy(["--num_workers", "2"]);
+await check("Two LiteLLM replicas", async () => {
+  // Two proxies, as an organisation runs replicas behind a load balancer: each cuts the result
+  // itself, with nothing shared, and the model gets the same bytes from both. (Which of a proxy's
+  // own `--num_workers` takes a connection is the kernel's choice, so a test of two cuts made
+  // apart needs two proxies; the workers are in the next check.)
+  const started = await Promise.allSettled([startProxy(), startProxy()]);
+  const replicas = started.filter((result) => result.status === "fulfilled").map((result) => result.value);
   try {
-    // Sent in batches of four at once, each on a connection of its own (one at a time, the
-    // kernel may hand every connection to the same worker), until it was cut fresh more than
-    // once: by each worker, whose cache takes the rest (a worker cuts a result once, however
-    // many ask at once). The second worker may still be starting when the first answers, and a
-    // cached cut is answered in milliseconds: batches go on for up to two minutes, a quarter of a
-    // second apart. However many times and wherever it is cut, the model gets the same bytes.
-    const before = model.requests.length;
-    const send = async () => {
-      const response = await fetch(`${workers.url}/v1/messages`, { method: "POST", headers: { ...headers, connection: "close" }, body: JSON.stringify(messages(listing)) });
-      assert.equal(response.status, 200, await response.text());
-    };
-    const until = Date.now() + 120_000;
-    while (Date.now() < until && cuts(workers.log()).fresh.length < 2) {
-      await Promise.all([send(), send(), send(), send()]);
-      await new Promise((resolve) => setTimeout(resolve, 250));
+    for (const result of started) if (result.status === "rejected") throw result.reason;
+    const reached = [];
+    for (const replica of replicas) reached.push(await send(replica, "/v1/messages", messages(listing)));
+    for (const replica of replicas) {
+      const log = cuts(replica.log());
+      assert.equal(log.fresh.length, 1, `each replica cut it once: ${replica.log().slice(-3000)}`);
     }
-    const reached = model.requests.slice(before);
-    const log = cuts(workers.log());
-    assert.ok(log.fresh.length >= 2, "cut fresh more than once");
-    const texts = new Set(reached.map((request) => request.text));
-    assert.equal(texts.size, 1, "every request reached the model as the same bytes");
-    cappedGlob(reached[0], "through two workers");
-    return `${reached.length} requests, cut fresh ${log.fresh.length} times and ${log.cached.length} times from a worker's cache, reached the model as the same bytes`;
+    assert.equal(reached[1].text, reached[0].text, "both replicas sent the model the same bytes");
+    const { tokens } = cappedGlob(reached[0], "through two replicas");
+    return `each of two proxies cut the 125 KB result itself, and both sent the model the same ${tokens} tokens`;
   } finally {
-    await workers.stop();
+    await Promise.all(replicas.map((replica) => replica.stop()));
   }
 });
 
 await check("A 10-turn history under max_tokens_per_request, through two workers", async () => {
-  const workers = await startProxy(["--num_workers", "2"], "budget.yaml");
+  // uvicorn kills a worker that does not answer its health check within 5 s, and a worker still
+  // importing LiteLLM on a loaded machine does not: it would be killed and started again for good.
+  const workers = await startProxy(["--num_workers", "2", "--timeout_worker_healthcheck", "120"], "budget.yaml");
   try {
     // Ten Glob results of about 8,000 tokens each, the uncut history sent again with one more
     // each time, four times at once on connections of their own.
@@ -262,7 +256,9 @@ await check("A 10-turn history under max_tokens_per_request, through two workers
     for (let turns = 1; turns <= 10; turns += 1) {
       const before = model.requests.length;
       const send = async () => {
-        const response = await fetch(`${workers.url}/v1/messages`, { method: "POST", headers: { ...headers, connection: "close" }, body: JSON.stringify(history(turns)) });
+        const response = await fetch(`${workers.url}/v1/messages`, { method: "POST", headers: { ...headers, connection: "close" }, body: JSON.stringify(history(turns)) }).catch((error) => {
+          throw new Error(`turn ${turns}: ${error.cause ?? error}: ${workers.log().slice(-3000)}`);
+        });
         assert.equal(response.status, 200, await response.text());
       };
       await Promise.all([send(), send(), send(), send()]);
