@@ -143,6 +143,16 @@ fn main() {
         println!("{ms} {tokens}");
         return;
     }
+    // `cargo bench --bench count -- WORDS`: only the rows whose label holds WORDS, and no 50 MB.
+    let only: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with("--"))
+        .collect();
+    let only = (!only.is_empty()).then(|| only.join(" "));
+    let chosen = |what: &str| {
+        only.as_ref()
+            .is_none_or(|only| what.contains(only.as_str()))
+    };
     let engines = engines();
     let names: Vec<&str> = engines.iter().map(|(name, _)| *name).collect();
     let listing = corpus::RealListing::Absolute
@@ -169,11 +179,14 @@ fn main() {
         let timed = measure(&engines, &text);
         timed[0].expect("the default counts everything").0 / (text.len() as f64 / 1e6)
     };
-    println!(
-        "\n| ordinary text | {} | default / fastest |",
-        names.join(" ms | ") + " ms"
-    );
-    println!("| --- |{}", " ---: |".repeat(names.len() + 1));
+    ordinary.retain(|(what, _)| chosen(what));
+    if !ordinary.is_empty() {
+        println!(
+            "\n| ordinary text | {} | default / fastest |",
+            names.join(" ms | ") + " ms"
+        );
+        println!("| --- |{}", " ---: |".repeat(names.len() + 1));
+    }
     for (what, text) in &ordinary {
         row(&engines, what, text, None);
     }
@@ -199,13 +212,19 @@ fn main() {
         ("space-newline x 500,000", " \n".repeat(500_000)),
         ("words between lone newlines", "word\n".repeat(200_000)),
     ]);
-    println!(
-        "\n| hostile text | {} | default / faster of goliajp and bpe-openai | default per MB / listing per MB |",
-        names.join(" ms | ") + " ms"
-    );
-    println!("| --- |{}", " ---: |".repeat(names.len() + 2));
+    hostile.retain(|(what, _)| chosen(what));
+    if !hostile.is_empty() {
+        println!(
+            "\n| hostile text | {} | default / faster of goliajp and bpe-openai | default per MB / listing per MB |",
+            names.join(" ms | ") + " ms"
+        );
+        println!("| --- |{}", " ---: |".repeat(names.len() + 2));
+    }
     for (what, text) in &hostile {
         row(&engines, what, text, Some(listing_per_mb));
+    }
+    if only.is_some() {
+        return;
     }
     let (all_cores, tokens) = fifty_mb();
     let one_core = std::process::Command::new("taskset")
