@@ -4,9 +4,9 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::OnceLock;
 
-use rustc_hash::FxHashMap;
 use tiktoken_rs::{CoreBPE, Rank};
 
+use super::piece_cache;
 use super::pre_tokenizer::pieces;
 use super::ranks::{Ranks, MERGED_HERE};
 use super::subset_bpe::{ByteSet, SubsetBpe, SubsetBpes};
@@ -44,10 +44,11 @@ fn few_bytes_word(piece: &str) -> Option<ByteSet> {
 ///
 /// Its vocabularies are tiktoken-rs's. A text is split into pieces by a pre-tokenizer written
 /// for these two vocabularies, not by tiktoken-rs's regex, which takes most of its time: each
-/// piece is then looked up whole, or merged pair by pair as tiktoken merges it. A piece of more
-/// than 1 KiB is encoded by the white-space BPE below if it is white space, by its blocks if it
-/// is one character repeated, by the BPE of its bytes if it is a long word of few of them, else
-/// by tiktoken-rs.
+/// piece is then looked up whole, or taken from the thread's cache of the pieces it merged last
+/// (`piece_cache`), or merged pair by pair as tiktoken merges it. A piece of more than 1 KiB is
+/// encoded by the white-space BPE below if it is white space, by its blocks if it is one
+/// character repeated, by the BPE of its bytes if it is a long word of few of them, else by
+/// tiktoken-rs.
 ///
 /// tiktoken-rs 0.12 cannot pre-tokenize a run of about a million white-space characters with no
 /// line break (its regex runs out of backtracking stack). A chunk it refuses is split where the
@@ -100,19 +101,16 @@ impl Tiktoken {
     /// The tokens of one chunk as ordinary text.
     fn encode_chunk(&self, chunk: &str) -> Vec<Rank> {
         let mut tokens = Vec::with_capacity(chunk.len() / 4);
-        // Where the tokens of each piece merged so far are in `tokens`: a piece seen again is
-        // copied from there.
-        let mut merged: FxHashMap<&[u8], (usize, usize)> = FxHashMap::default();
         for piece in pieces(self.encoding, chunk) {
             let bytes = piece.as_bytes();
             if let Some(rank) = self.ranks.get(bytes) {
                 tokens.push(rank);
-            } else if let Some(&(start, end)) = merged.get(bytes) {
-                tokens.extend_from_within(start..end);
+            } else if piece.len() <= piece_cache::KEY_MAX {
+                piece_cache::encode(self.encoding, bytes, &mut tokens, |tokens| {
+                    self.ranks.encode(bytes, tokens)
+                });
             } else if piece.len() <= MERGED_HERE {
-                let start = tokens.len();
                 self.ranks.encode(bytes, &mut tokens);
-                merged.insert(bytes, (start, tokens.len()));
             } else {
                 tokens.extend(self.encode_long_piece(piece));
             }
@@ -122,17 +120,17 @@ impl Tiktoken {
 
     /// The number of tokens of one chunk as ordinary text.
     fn count_chunk(&self, chunk: &str) -> usize {
-        // The count of each piece merged so far.
-        let mut merged: FxHashMap<&[u8], usize> = FxHashMap::default();
         pieces(self.encoding, chunk)
             .map(|piece| {
                 let bytes = piece.as_bytes();
                 if self.ranks.get(bytes).is_some() {
                     1
+                } else if piece.len() <= piece_cache::KEY_MAX {
+                    piece_cache::count(self.encoding, bytes, |tokens| {
+                        self.ranks.encode(bytes, tokens)
+                    })
                 } else if piece.len() <= MERGED_HERE {
-                    *merged
-                        .entry(bytes)
-                        .or_insert_with(|| self.ranks.count(bytes))
+                    self.ranks.count(bytes)
                 } else {
                     self.encode_long_piece(piece).len()
                 }
