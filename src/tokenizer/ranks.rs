@@ -15,6 +15,8 @@ pub(super) const MERGED_HERE: usize = 1024;
 
 /// The pieces up to this many bytes are merged by scanning their pairs; longer ones with a heap.
 const SHORT: usize = 48;
+// A short piece's part starts are kept in bytes.
+const _: () = assert!(SHORT < 256);
 
 /// The ranks of a vocabulary's tokens, by their bytes: those of two bytes in a table; those of
 /// up to 7 bytes by their bytes and length packed in a word, for a merge looks up mostly those;
@@ -26,6 +28,8 @@ pub(super) struct Ranks {
     /// The ranks of the tokens of two bytes, by the bytes as a big-endian number: a merge's
     /// first look-ups, without a hash.
     pairs: Box<[Rank]>,
+    /// The rank of each byte's token: every byte is one in a byte-level vocabulary.
+    bytes: [Rank; 256],
     short: ShortRanks,
     long: FxHashMap<&'static [u8], Rank>,
 }
@@ -111,6 +115,7 @@ impl Ranks {
     pub(super) fn of(bpe: &CoreBPE) -> (Ranks, Vec<u8>) {
         let mut token_len = Vec::new();
         let mut pairs = vec![Rank::MAX; 1 << 16].into_boxed_slice();
+        let mut byte_ranks = [Rank::MAX; 256];
         // The tokens of up to 7 bytes, packed; the longer ones' bytes, one after another.
         let (mut short, mut long, mut long_bytes) = (Vec::new(), Vec::new(), Vec::new());
         let mut rank: Rank = 0;
@@ -121,6 +126,9 @@ impl Ranks {
                 Ok(bytes) => {
                     token_len.resize(rank as usize, 0);
                     token_len.push(u8::try_from(bytes.len()).unwrap_or(u8::MAX));
+                    if let [byte] = bytes[..] {
+                        byte_ranks[usize::from(byte)] = rank;
+                    }
                     if let [first, second] = bytes[..] {
                         pairs[usize::from(u16::from_be_bytes([first, second]))] = rank;
                     }
@@ -143,7 +151,14 @@ impl Ranks {
             .into_iter()
             .map(|(rank, at, len)| (&long_bytes[at..at + len], rank))
             .collect();
-        (Ranks { pairs, short, long }, token_len)
+        debug_assert!(!byte_ranks.contains(&Rank::MAX), "a byte with no token");
+        let ranks = Ranks {
+            pairs,
+            bytes: byte_ranks,
+            short,
+            long,
+        };
+        (ranks, token_len)
     }
 
     /// The tokens whose bytes `keep` keeps, with their ranks, in rank order.
@@ -184,6 +199,9 @@ impl Ranks {
             tokens.push(rank);
             return;
         }
+        if piece.len() <= SHORT {
+            return self.encode_short(piece, tokens);
+        }
         let starts = self.merge(piece);
         tokens.extend(starts.windows(2).map(|pair| {
             self.get(&piece[pair[0]..pair[1]])
@@ -197,15 +215,9 @@ impl Ranks {
     }
 
     /// The starts of `piece`'s tokens, and its end: tiktoken's byte-pair merge, the pair of the
-    /// lowest rank first, the leftmost of equal ones; a long piece's pairs kept in a heap.
+    /// lowest rank first, the leftmost of equal ones, the pairs kept in a heap (for a piece
+    /// over [`SHORT`] bytes: [`encode_short`](Self::encode_short) is faster on shorter ones).
     fn merge(&self, piece: &[u8]) -> Vec<usize> {
-        if piece.len() <= SHORT {
-            return self
-                .merge_short(piece)
-                .into_iter()
-                .map(|(at, _)| at)
-                .collect();
-        }
         let len = piece.len();
         // A list of the parts' starts, linked both ways; `len` ends it.
         let mut next: Vec<usize> = (1..=len).collect();
@@ -244,34 +256,55 @@ impl Ranks {
         starts
     }
 
-    /// [`merge`](Self::merge) by scanning all the pairs at each step, faster on a short piece:
-    /// each part's start, with the rank of the pair it begins.
-    fn merge_short(&self, piece: &[u8]) -> Vec<(usize, Rank)> {
-        let rank_of = |parts: &[(usize, Rank)], i: usize| {
-            parts
-                .get(i + 2)
-                .and_then(|&(end, _)| self.get(&piece[parts[i].0..end]))
-                .unwrap_or(Rank::MAX)
+    /// [`encode`](Self::encode) of a piece of at most [`SHORT`] bytes: the same merge, by
+    /// scanning all the pairs at each step, in arrays on the stack, each part with its token, so
+    /// that nothing is looked up again at the end.
+    fn encode_short(&self, piece: &[u8], tokens: &mut Vec<Rank>) {
+        debug_assert!(piece.len() <= SHORT);
+        let len = piece.len();
+        // Each part's start, and the piece's end after the last; each part's token; the rank of
+        // the pair each part begins, `Rank::MAX` where it is no token.
+        let mut start = [0u8; SHORT + 1];
+        let mut token = [0; SHORT];
+        let mut pair = [Rank::MAX; SHORT];
+        for (at, &byte) in piece.iter().enumerate() {
+            start[at] = at as u8;
+            token[at] = self.bytes[usize::from(byte)];
+        }
+        start[len] = len as u8;
+        let mut parts = len;
+        let pair_rank = |start: &[u8], i: usize, parts: usize| {
+            if i + 1 >= parts {
+                return Rank::MAX;
+            }
+            let (from, to) = (usize::from(start[i]), usize::from(start[i + 2]));
+            self.get(&piece[from..to]).unwrap_or(Rank::MAX)
         };
-        let mut parts: Vec<(usize, Rank)> = (0..=piece.len()).map(|at| (at, Rank::MAX)).collect();
-        for i in 0..parts.len().saturating_sub(2) {
-            parts[i].1 = rank_of(&parts, i);
+        for (i, pair) in pair[..len.saturating_sub(1)].iter_mut().enumerate() {
+            *pair = pair_rank(&start, i, parts);
         }
         loop {
-            let Some((i, _)) = parts[..parts.len() - 1]
-                .iter()
-                .enumerate()
-                .filter(|(_, &(_, rank))| rank != Rank::MAX)
-                .min_by_key(|&(i, &(_, rank))| (rank, i))
-            else {
-                return parts;
-            };
-            parts.remove(i + 1);
-            parts[i].1 = rank_of(&parts, i);
+            // The pair of the lowest rank, the leftmost of equal ones.
+            let (mut rank, mut i) = (Rank::MAX, 0);
+            for (at, &pair) in pair[..parts.saturating_sub(1)].iter().enumerate() {
+                if pair < rank {
+                    (rank, i) = (pair, at);
+                }
+            }
+            if rank == Rank::MAX {
+                break;
+            }
+            token[i] = rank;
+            start.copy_within(i + 2..=parts, i + 1);
+            token.copy_within(i + 2..parts, i + 1);
+            pair.copy_within(i + 2..parts, i + 1);
+            parts -= 1;
+            pair[i] = pair_rank(&start, i, parts);
             if i > 0 {
-                parts[i - 1].1 = rank_of(&parts, i - 1);
+                pair[i - 1] = pair_rank(&start, i - 1, parts);
             }
         }
+        tokens.extend_from_slice(&token[..parts]);
     }
 }
 
@@ -314,7 +347,7 @@ mod tests {
     }
 
     #[test]
-    fn a_long_piece_merges_as_a_short_one_and_as_tiktoken_rs_merges_it() {
+    fn pieces_and_their_short_windows_merge_as_tiktoken_rs_merges_them() {
         let bpe = tiktoken_rs::o200k_base_singleton();
         let (ranks, _) = Ranks::of(bpe);
         let mut state = 1u64;
@@ -343,11 +376,25 @@ mod tests {
         }
         for piece in &pieces {
             let bytes = piece.as_bytes();
-            let short: Vec<usize> = ranks.merge_short(bytes).iter().map(|&(at, _)| at).collect();
-            assert_eq!(ranks.merge(bytes), short, "{piece}");
             let mut tokens = Vec::new();
             ranks.encode(bytes, &mut tokens);
             assert_eq!(tokens, bpe.encode_ordinary(piece), "{piece}");
+            // Its windows of up to SHORT bytes, by the merge of short pieces and by the heap's.
+            let ends = (1..=piece.len()).filter(|&end| piece.is_char_boundary(end));
+            for end in ends.filter(|&end| end > SHORT / 2) {
+                let from = (end.saturating_sub(SHORT)..end)
+                    .find(|&from| piece.is_char_boundary(from))
+                    .unwrap_or(0);
+                let window = &piece[from..end];
+                if ranks.get(window.as_bytes()).is_some() {
+                    continue; // one token, looked up before any merge
+                }
+                let mut short = Vec::new();
+                ranks.encode_short(window.as_bytes(), &mut short);
+                assert_eq!(short, bpe.encode_ordinary(window), "{window}");
+                let heap = ranks.merge(window.as_bytes());
+                assert_eq!(heap.len() - 1, short.len(), "{window}");
+            }
         }
     }
 }
