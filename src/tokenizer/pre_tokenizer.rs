@@ -260,6 +260,38 @@ impl Chars<'_> {
 
     /// The end of the `o200k_base` piece that starts at `at`, not the end of the text.
     fn o200k_piece(&self, at: usize) -> usize {
+        match self.text.as_bytes().get(at) {
+            Some(&byte) if byte < 0x80 => self.o200k_ascii_piece(at, byte),
+            _ => self.o200k_any_piece(at),
+        }
+    }
+
+    /// [`o200k_piece`](Self::o200k_piece) at an ASCII character, whose class leaves out the
+    /// alternatives that cannot match there: an ASCII character other than a letter is in none
+    /// of a word's classes, so a word starts there only after it, as its optional first
+    /// character; a letter or digit is not that character; a line break starts white space.
+    #[inline(always)]
+    fn o200k_ascii_piece(&self, at: usize, byte: u8) -> usize {
+        let class = self.classes.low[usize::from(byte)];
+        if class & LETTER != 0 {
+            self.o200k_lower_word(at)
+                .or_else(|| self.o200k_upper_word(at))
+                .unwrap_or(at + 1)
+        } else if class & NUMBER != 0 {
+            self.number(at).unwrap_or(at + 1)
+        } else if byte == b'\r' || byte == b'\n' {
+            self.white_space(at, false).unwrap_or(at + 1)
+        } else {
+            self.o200k_lower_word(at + 1)
+                .or_else(|| self.o200k_upper_word(at + 1))
+                .or_else(|| self.punctuation_run(at, b"\r\n/"))
+                .or_else(|| self.white_space(at, false))
+                .unwrap_or(at + 1)
+        }
+    }
+
+    /// [`o200k_piece`](Self::o200k_piece) at any character: each alternative in order.
+    fn o200k_any_piece(&self, at: usize) -> usize {
         let first = self.not_letter_number_or_newline(at);
         let word = |alternative: fn(&Self, usize) -> Option<usize>| {
             first
