@@ -16,12 +16,12 @@ use tiktoken_rs::Rank;
 use super::Encoding;
 
 /// Pieces of up to this many bytes are kept; longer ones are merged each time.
-pub(super) const KEY_MAX: usize = 48;
+pub(super) const KEY_MAX: usize = 96;
 
 /// The tokens of a piece of up to this many are kept; of a piece of more, its count alone.
 const TOKENS_MAX: usize = 15;
 
-/// The number of slots: 900 KB for each thread that counts, with [`KEY_MAX`] and [`TOKENS_MAX`].
+/// The number of slots: 1.3 MB for each thread that counts, with [`KEY_MAX`] and [`TOKENS_MAX`].
 const SLOTS: usize = 8192;
 
 #[derive(Clone, Copy)]
