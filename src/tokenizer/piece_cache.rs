@@ -24,6 +24,9 @@ const TOKENS_MAX: usize = 15;
 /// The number of slots: 1.3 MB for each thread that counts, with [`KEY_MAX`] and [`TOKENS_MAX`].
 const SLOTS: usize = 8192;
 
+// A piece's length and its number of tokens, at most its length, are kept in bytes.
+const _: () = assert!(KEY_MAX <= u8::MAX as usize);
+
 #[derive(Clone, Copy)]
 struct Slot {
     /// The vocabulary of the piece held, [`NO_ONE`] where the slot is empty.
@@ -115,7 +118,6 @@ fn with_slot<T>(encoding: Encoding, piece: &[u8], f: impl FnOnce(Lookup<'_>) -> 
 }
 
 fn keep(slot: &mut Slot, encoding: Encoding, piece: &[u8], tokens: &[Rank]) {
-    // A piece of at most KEY_MAX bytes has at most as many tokens, which fits in a u8.
     slot.owner = encoding as u8;
     slot.len = piece.len() as u8;
     slot.count = tokens.len() as u8;
