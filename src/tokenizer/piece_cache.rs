@@ -137,6 +137,11 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_keeps_the_1_3_mb_the_docs_say() {
+        assert_eq!(std::mem::size_of::<Slot>() * SLOTS, 1_310_720);
+    }
+
+    #[test]
     fn a_piece_is_merged_once_then_answered_with_its_tokens() {
         let piece = b" tool-output-cap-test-piece";
         let tokens = [1, 2, 3];

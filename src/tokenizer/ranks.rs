@@ -192,13 +192,10 @@ impl Ranks {
         }
     }
 
-    /// The tokens of `piece`, at most [`MERGED_HERE`] bytes, pushed on `tokens`: the token it is,
-    /// or its bytes merged pair by pair, the pair of the lowest rank first, as tiktoken merges.
+    /// The tokens of `piece`, at most [`MERGED_HERE`] bytes, that is not one token (its callers
+    /// have looked it up whole), pushed on `tokens`: its bytes merged pair by pair, the pair of
+    /// the lowest rank first, as tiktoken merges.
     pub(super) fn encode(&self, piece: &[u8], tokens: &mut Vec<Rank>) {
-        if let Some(rank) = self.get(piece) {
-            tokens.push(rank);
-            return;
-        }
         if piece.len() <= SHORT {
             return self.encode_short(piece, tokens);
         }
@@ -376,6 +373,7 @@ mod tests {
         }
         for piece in &pieces {
             let bytes = piece.as_bytes();
+            assert_eq!(ranks.get(bytes), None, "{piece} is merged, not looked up");
             let mut tokens = Vec::new();
             ranks.encode(bytes, &mut tokens);
             assert_eq!(tokens, bpe.encode_ordinary(piece), "{piece}");
