@@ -174,22 +174,14 @@ fn main() {
             }
         }
     }
-    let listing_per_mb = {
-        let text = sized(&listing, 1_000_000);
-        let timed = measure(&engines, &text);
-        timed[0].expect("the default counts everything").0 / (text.len() as f64 / 1e6)
-    };
     ordinary.retain(|(what, _)| chosen(what));
     if !ordinary.is_empty() {
-        println!(
-            "\n| ordinary text | {} | default / fastest |",
-            names.join(" ms | ") + " ms"
-        );
-        println!("| --- |{}", " ---: |".repeat(names.len() + 1));
+        header("ordinary text", &names, &["default / fastest"]);
     }
     for (what, text) in &ordinary {
         row(&engines, what, text, None);
     }
+    fresh_thread_rows(&engines[..2], &ordinary);
     let mut hostile = corpus::hostile();
     hostile.extend([
         (
@@ -212,17 +204,24 @@ fn main() {
         ("space-newline x 500,000", " \n".repeat(500_000)),
         ("words between lone newlines", "word\n".repeat(200_000)),
     ]);
-    fresh_thread_rows(&engines[..2], &ordinary);
     hostile.retain(|(what, _)| chosen(what));
     if !hostile.is_empty() {
-        println!(
-            "\n| hostile text | {} | default / faster of goliajp and bpe-openai | default per MB / listing per MB |",
-            names.join(" ms | ") + " ms"
+        let listing_per_mb = {
+            let text = sized(&listing, 1_000_000);
+            let timed = measure(&engines, &text);
+            timed[0].expect("the default counts everything").0 / (text.len() as f64 / 1e6)
+        };
+        header(
+            "hostile text",
+            &names,
+            &[
+                "default / faster of goliajp and bpe-openai",
+                "default per MB / listing per MB",
+            ],
         );
-        println!("| --- |{}", " ---: |".repeat(names.len() + 2));
-    }
-    for (what, text) in &hostile {
-        row(&engines, what, text, Some(listing_per_mb));
+        for (what, text) in &hostile {
+            row(&engines, what, text, Some(listing_per_mb));
+        }
     }
     if only.is_some() {
         return;
@@ -249,6 +248,16 @@ fn main() {
         ),
         None => println!("\n50 MB listing: {all_cores:.0} ms on {cores} cores; one core skipped: `taskset -c 0` did not run"),
     }
+}
+
+/// A table's first two lines: `title`, each engine's milliseconds, then the `ratios`.
+fn header(title: &str, names: &[&str], ratios: &[&str]) {
+    println!(
+        "\n| {title} | {} ms | {} |",
+        names.join(" ms | "),
+        ratios.join(" | ")
+    );
+    println!("| --- |{}", " ---: |".repeat(names.len() + ratios.len()));
 }
 
 /// The first count of each 125 KB text on a thread of its own, by the default and goliajp's
