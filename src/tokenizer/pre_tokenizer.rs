@@ -266,28 +266,112 @@ impl Chars<'_> {
         }
     }
 
-    /// [`o200k_piece`](Self::o200k_piece) at an ASCII character, whose class leaves out the
-    /// alternatives that cannot match there: an ASCII character other than a letter is in none
-    /// of a word's classes, so a word starts there only after it, as its optional first
-    /// character; a letter or digit is not that character; a line break starts white space.
+    /// [`o200k_piece`](Self::o200k_piece) at an ASCII character, read byte by byte while the
+    /// bytes are ASCII: an ASCII character is in no class but its own (a letter is upper or lower
+    /// case, never a mark), so a word is a run of upper-case letters and one of lower-case ones,
+    /// and an ASCII character other than a letter starts a word only as its optional first
+    /// character. Where a piece meets a character past ASCII, whose classes may continue it, the
+    /// piece is found again by [`o200k_any_piece`](Self::o200k_any_piece).
     #[inline(always)]
     fn o200k_ascii_piece(&self, at: usize, byte: u8) -> usize {
-        let class = self.classes.low[usize::from(byte)];
+        self.ascii_piece(at, byte, Self::o200k_ascii_word, b"\r\n/", false)
+            .unwrap_or_else(|| self.o200k_any_piece(at))
+    }
+
+    /// A piece at an ASCII character `byte` while its bytes are ASCII, `word` being the
+    /// encoding's word at an ASCII letter, `trailing` what may follow its punctuation, and
+    /// `whole_at_end` whether white space at the end is taken whole; `None` where the piece meets
+    /// a character past ASCII.
+    #[inline(always)]
+    fn ascii_piece(
+        &self,
+        at: usize,
+        byte: u8,
+        word: fn(&Self, usize) -> Option<usize>,
+        trailing: &[u8],
+        whole_at_end: bool,
+    ) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let class = self.ascii_class(byte);
         if class & LETTER != 0 {
-            self.o200k_lower_word(at)
-                .or_else(|| self.o200k_upper_word(at))
-                .unwrap_or(at + 1)
-        } else if class & NUMBER != 0 {
-            self.number(at).unwrap_or(at + 1)
-        } else if byte == b'\r' || byte == b'\n' {
-            self.white_space(at, false).unwrap_or(at + 1)
-        } else {
-            self.o200k_lower_word(at + 1)
-                .or_else(|| self.o200k_upper_word(at + 1))
-                .or_else(|| self.punctuation_run(at, b"\r\n/"))
-                .or_else(|| self.white_space(at, false))
-                .unwrap_or(at + 1)
+            return word(self, at);
         }
+        if class & NUMBER != 0 {
+            return self.ascii_number(at);
+        }
+        if byte == b'\r' || byte == b'\n' {
+            return self.white_space(at, whole_at_end);
+        }
+        let next = match bytes.get(at + 1) {
+            None => return Some(at + 1),
+            Some(&next) if next >= 0x80 => return None,
+            Some(&next) => self.ascii_class(next),
+        };
+        if next & LETTER != 0 {
+            return word(self, at + 1);
+        }
+        let punctuation = |class: Class| class & (SPACE | LETTER | NUMBER) == 0;
+        let start = if byte == b' ' && punctuation(next) {
+            at + 1
+        } else {
+            at
+        };
+        let end = self.ascii_run(start, punctuation)?;
+        if end == start {
+            return self.white_space(at, whole_at_end);
+        }
+        let trailing = bytes[end..]
+            .iter()
+            .take_while(|byte| trailing.contains(byte))
+            .count();
+        Some(end + trailing)
+    }
+
+    /// The classes of an ASCII byte.
+    #[inline(always)]
+    fn ascii_class(&self, byte: u8) -> Class {
+        self.classes.low[usize::from(byte)]
+    }
+
+    /// The end of the run of ASCII characters whose classes are `in_run` from `at`; `None` if
+    /// the run ends at a character past ASCII.
+    #[inline(always)]
+    fn ascii_run(&self, mut at: usize, in_run: impl Fn(Class) -> bool) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        while let Some(&byte) = bytes.get(at) {
+            if byte >= 0x80 {
+                return None;
+            }
+            if !in_run(self.ascii_class(byte)) {
+                break;
+            }
+            at += 1;
+        }
+        Some(at)
+    }
+
+    /// o200k's words at an ASCII letter, `[A-Z]*[a-z]+` or `[A-Z]+[a-z]*` and a contraction:
+    /// the end; `None` if a character past ASCII ends either run.
+    #[inline(always)]
+    fn o200k_ascii_word(&self, at: usize) -> Option<usize> {
+        let upper_end = self.ascii_run(at, |class| class & UPPER != 0)?;
+        let end = self.ascii_run(upper_end, |class| class & LOWER != 0)?;
+        Some(self.contraction(end).unwrap_or(end))
+    }
+
+    /// `\p{N}{1,3}` at an ASCII digit; `None` if a character past ASCII follows its digits.
+    #[inline(always)]
+    fn ascii_number(&self, at: usize) -> Option<usize> {
+        let bytes = self.text.as_bytes();
+        let mut end = at + 1;
+        while end < at + 3 {
+            match bytes.get(end) {
+                Some(byte) if byte.is_ascii_digit() => end += 1,
+                Some(&byte) if byte >= 0x80 => return None,
+                _ => break,
+            }
+        }
+        Some(end)
     }
 
     /// [`o200k_piece`](Self::o200k_piece) at any character: each alternative in order.
@@ -308,6 +392,22 @@ impl Chars<'_> {
 
     /// The end of the `cl100k_base` piece that starts at `at`, not the end of the text.
     fn cl100k_piece(&self, at: usize) -> usize {
+        match self.text.as_bytes().get(at) {
+            Some(&byte) if byte < 0x80 && byte != b'\'' => self
+                .ascii_piece(at, byte, Self::cl100k_ascii_word, b"\r\n", true)
+                .unwrap_or_else(|| self.cl100k_any_piece(at)),
+            _ => self.cl100k_any_piece(at),
+        }
+    }
+
+    /// cl100k's word at an ASCII letter, `\p{L}++`; `None` if a character past ASCII ends it.
+    #[inline(always)]
+    fn cl100k_ascii_word(&self, at: usize) -> Option<usize> {
+        self.ascii_run(at, |class| class & LETTER != 0)
+    }
+
+    /// [`cl100k_piece`](Self::cl100k_piece) at any character: each alternative in order.
+    fn cl100k_any_piece(&self, at: usize) -> usize {
         let letters = |from: usize| Some(self.run(from, LETTER)).filter(|&end| end > from);
         self.contraction(at)
             .or_else(|| {
@@ -428,6 +528,15 @@ mod tests {
             "e\u{301}\u{301} A\u{301}b \u{301}\u{301}x 1\u{301}2 .\u{301}",
         ] {
             assert_same_pieces(text);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn ascii_text_and_the_characters_that_may_continue_its_pieces_split_as_the_regex_splits_them(
+            text in "([\\x00-\\x7f]{1,6}|[éſ\u{301}٣Ⅻ\u{3000}\u{a0}中🦀ǅʰ]){0,40}",
+        ) {
+            assert_same_pieces(&text);
         }
     }
 }
