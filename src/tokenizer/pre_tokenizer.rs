@@ -149,7 +149,16 @@ impl Chars<'_> {
     }
 
     /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at `at`: its end.
+    #[inline(always)]
     fn contraction(&self, at: usize) -> Option<usize> {
+        if self.text.as_bytes().get(at) != Some(&b'\'') {
+            return None;
+        }
+        self.contraction_after_quote(at)
+    }
+
+    /// [`contraction`](Self::contraction) at a `'`.
+    fn contraction_after_quote(&self, at: usize) -> Option<usize> {
         let rest = self.text.get(at..)?.strip_prefix('\'')?;
         let mut chars = rest.chars();
         let first = chars.next()?;
@@ -320,11 +329,11 @@ impl Chars<'_> {
         if end == start {
             return self.white_space(at, whole_at_end);
         }
-        let trailing = bytes[end..]
-            .iter()
-            .take_while(|byte| trailing.contains(byte))
-            .count();
-        Some(end + trailing)
+        let mut end = end;
+        while bytes.get(end).is_some_and(|byte| trailing.contains(byte)) {
+            end += 1;
+        }
+        Some(end)
     }
 
     /// The classes of an ASCII byte.

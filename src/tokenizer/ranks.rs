@@ -179,7 +179,7 @@ impl Ranks {
     }
 
     /// The rank of the token `bytes` are, if they are one.
-    #[inline]
+    #[inline(always)]
     pub(super) fn get(&self, bytes: &[u8]) -> Option<Rank> {
         match bytes[..] {
             [byte] => return Some(self.bytes[usize::from(byte)]),
@@ -192,8 +192,14 @@ impl Ranks {
         if bytes.len() < 8 {
             self.short.get(packed(bytes))
         } else {
-            self.long.get(bytes).copied()
+            self.get_long(bytes)
         }
+    }
+
+    /// [`get`](Self::get) for 8 bytes or more, kept apart so that the rest inlines.
+    #[inline(never)]
+    fn get_long(&self, bytes: &[u8]) -> Option<Rank> {
+        self.long.get(bytes).copied()
     }
 
     /// The tokens of `piece`, at most [`MERGED_HERE`] bytes, that is not one token (its callers
