@@ -80,6 +80,7 @@ pub fn cap(
 /// assert_eq!(in_place, capped);
 /// # Ok::<(), tool_output_cap::LimitError>(())
 /// ```
+#[inline]
 pub fn cut(content: &str, limit: &ToolLimit, tokenizer: &dyn Tokenizer) -> Option<Cut> {
     cut_leaving_room(content, limit, tokenizer, "")
 }
@@ -99,6 +100,7 @@ pub fn cut(content: &str, limit: &ToolLimit, tokenizer: &dyn Tokenizer) -> Optio
 /// assert!(tokenizer.count(&capped) <= 100);
 /// # Ok::<(), tool_output_cap::LimitError>(())
 /// ```
+#[inline]
 pub fn cut_leaving_room(
     content: &str,
     limit: &ToolLimit,

@@ -129,6 +129,7 @@ impl ToolLimit {
     }
 
     /// The budget, note included.
+    #[inline]
     pub fn max_tokens(&self) -> usize {
         self.max_tokens
     }
@@ -199,6 +200,7 @@ impl Outcome {
     /// assert_eq!(Outcome::Error.limit(&limit).keep(), Keep::Tail);
     /// # Ok::<(), tool_output_cap::LimitError>(())
     /// ```
+    #[inline]
     pub fn limit(self, limit: &ToolLimit) -> Cow<'_, ToolLimit> {
         match self {
             Outcome::Error if limit.keep() != Keep::Tail => {

@@ -198,6 +198,7 @@ impl ToolOutputLimits {
     }
 
     /// The limit of `tool`'s outputs: its own, or the default.
+    #[inline]
     pub fn limit_for(&self, tool: &str) -> &ToolLimit {
         self.per_tool.get(tool).unwrap_or(&self.default)
     }
@@ -420,6 +421,7 @@ impl ToolOutputLimits {
     }
 
     /// The tokenizer these limits count with, as the layer holds it.
+    #[inline]
     pub(crate) fn tokenizer_ref(&self) -> TokenizerRef {
         match &self.custom {
             Some(custom) => TokenizerRef::Shared(Arc::clone(&custom.tokenizer)),

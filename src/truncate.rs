@@ -9,6 +9,7 @@ use crate::truncation::Truncation;
 
 /// Caps `text`, a result of `tool` that was its `outcome`, to `limit` as
 /// [`Outcome::limit`] says; records the truncation, if any.
+#[inline]
 pub(crate) fn cap_text(
     tool: &str,
     text: &mut String,
@@ -22,6 +23,7 @@ pub(crate) fn cap_text(
 }
 
 /// Caps `output` to `limit` and records the truncation, if any.
+#[inline]
 pub(crate) fn cap_output(
     tool: &str,
     output: &mut ToolOutput,

@@ -121,6 +121,7 @@ pub(crate) enum TokenizerRef {
 impl std::ops::Deref for TokenizerRef {
     type Target = dyn Tokenizer;
 
+    #[inline]
     fn deref(&self) -> &Self::Target {
         match self {
             TokenizerRef::Static(tokenizer) => *tokenizer,

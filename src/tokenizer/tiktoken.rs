@@ -69,6 +69,7 @@ pub struct Tiktoken {
 
 impl Encoding {
     /// The process-wide tiktoken-rs tokenizer of this vocabulary, built on first use.
+    #[inline]
     pub fn tiktoken(self) -> &'static Tiktoken {
         static O200K: OnceLock<Tiktoken> = OnceLock::new();
         static CL100K: OnceLock<Tiktoken> = OnceLock::new();
