@@ -159,7 +159,7 @@ impl Chars<'_> {
 
     /// [`contraction`](Self::contraction) at a `'`.
     fn contraction_after_quote(&self, at: usize) -> Option<usize> {
-        let rest = self.text.get(at..)?.strip_prefix('\'')?;
+        let rest = &self.text[at + 1..];
         let mut chars = rest.chars();
         let first = chars.next()?;
         let second = chars.next();
@@ -225,14 +225,17 @@ impl Chars<'_> {
         while let Some(width) = self.punctuation(end) {
             end += width;
         }
-        if end == start {
-            return None;
-        }
+        (end > start).then(|| self.trailing(end, trailing))
+    }
+
+    /// The end of the run of `trailing` bytes from `at`: what may follow a punctuation run.
+    #[inline(always)]
+    fn trailing(&self, mut at: usize, trailing: &[u8]) -> usize {
         let bytes = self.text.as_bytes();
-        while bytes.get(end).is_some_and(|b| trailing.contains(b)) {
-            end += 1;
+        while bytes.get(at).is_some_and(|byte| trailing.contains(byte)) {
+            at += 1;
         }
-        Some(end)
+        at
     }
 
     /// o200k's first alternative from `from` (after its optional first character): its end.
@@ -329,11 +332,7 @@ impl Chars<'_> {
         if end == start {
             return self.white_space(at, whole_at_end);
         }
-        let mut end = end;
-        while bytes.get(end).is_some_and(|byte| trailing.contains(byte)) {
-            end += 1;
-        }
-        Some(end)
+        Some(self.trailing(end, trailing))
     }
 
     /// The classes of an ASCII byte.
@@ -402,6 +401,8 @@ impl Chars<'_> {
     /// The end of the `cl100k_base` piece that starts at `at`, not the end of the text.
     fn cl100k_piece(&self, at: usize) -> usize {
         match self.text.as_bytes().get(at) {
+            // A `'` may start a contraction, cl100k's first alternative, which the ASCII path
+            // does not try.
             Some(&byte) if byte < 0x80 && byte != b'\'' => self
                 .ascii_piece(at, byte, Self::cl100k_ascii_word, b"\r\n", true)
                 .unwrap_or_else(|| self.cl100k_any_piece(at)),
