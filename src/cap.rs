@@ -80,7 +80,6 @@ pub fn cap(
 /// assert_eq!(in_place, capped);
 /// # Ok::<(), tool_output_cap::LimitError>(())
 /// ```
-#[inline]
 pub fn cut(content: &str, limit: &ToolLimit, tokenizer: &dyn Tokenizer) -> Option<Cut> {
     cut_leaving_room(content, limit, tokenizer, "")
 }
@@ -100,14 +99,13 @@ pub fn cut(content: &str, limit: &ToolLimit, tokenizer: &dyn Tokenizer) -> Optio
 /// assert!(tokenizer.count(&capped) <= 100);
 /// # Ok::<(), tool_output_cap::LimitError>(())
 /// ```
-#[inline]
 pub fn cut_leaving_room(
     content: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
     suffix: &str,
 ) -> Option<Cut> {
-    if content.len() <= limit.max_tokens {
+    if limit.holds_by_length(content) {
         return None;
     }
     Some(Search::new(content, limit, tokenizer, None, suffix)?.into_cut())

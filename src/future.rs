@@ -23,7 +23,7 @@ pin_project! {
         limit: ToolLimit,
         tokenizer: TokenizerRef,
         // The tool name, kept only when the truncation event would be recorded.
-        tool: Option<String>,
+        tool: Option<Box<str>>,
     }
 }
 
@@ -32,7 +32,7 @@ impl<F> ResponseFuture<F> {
         inner: F,
         limit: ToolLimit,
         tokenizer: TokenizerRef,
-        tool: Option<String>,
+        tool: Option<Box<str>>,
     ) -> Self {
         ResponseFuture {
             inner,
@@ -53,20 +53,41 @@ where
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let mut result = ready!(this.inner.poll(cx));
         let tool = this.tool.as_deref().unwrap_or_default();
-        let tokenizer = &**this.tokenizer;
-        match ready!(this.inner.poll(cx)) {
-            Ok(mut output) => {
-                cap_output(tool, &mut output, this.limit, tokenizer);
-                Poll::Ready(Ok(output))
-            }
-            Err(mut error) => {
-                if let Some(tool_error) = tool_error(&mut error) {
-                    cap_error(tool, tool_error, this.limit, tokenizer);
-                }
-                Poll::Ready(Err(error))
-            }
+        // An output within the limit by its length, the common case, costs one comparison here;
+        // the tokenizer is looked up, and the count made, out of line.
+        match &mut result {
+            Ok(output) if this.limit.holds_by_length(&output.content) => {}
+            Ok(output) => cap_long_output(tool, output, this.limit, this.tokenizer),
+            Err(error) => cap_any_error(tool, error, this.limit, this.tokenizer),
         }
+        Poll::Ready(result)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn cap_long_output(
+    tool: &str,
+    output: &mut ToolOutput,
+    limit: &ToolLimit,
+    tokenizer: &TokenizerRef,
+) {
+    cap_output(tool, output, limit, &**tokenizer);
+}
+
+/// Caps `error`'s message if it is the crate's [`ToolError`].
+#[cold]
+#[inline(never)]
+fn cap_any_error<E: 'static>(
+    tool: &str,
+    error: &mut E,
+    limit: &ToolLimit,
+    tokenizer: &TokenizerRef,
+) {
+    if let Some(tool_error) = tool_error(error) {
+        cap_error(tool, tool_error, limit, &**tokenizer);
     }
 }
 

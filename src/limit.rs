@@ -134,6 +134,13 @@ impl ToolLimit {
         self.max_tokens
     }
 
+    /// Whether `text` is within the limit by its length alone, with no count: every token is at
+    /// least one byte.
+    #[inline]
+    pub(crate) fn holds_by_length(&self, text: &str) -> bool {
+        text.len() <= self.max_tokens
+    }
+
     /// What is kept of an output over the limit.
     pub fn keep(&self) -> Keep {
         self.keep
@@ -200,7 +207,6 @@ impl Outcome {
     /// assert_eq!(Outcome::Error.limit(&limit).keep(), Keep::Tail);
     /// # Ok::<(), tool_output_cap::LimitError>(())
     /// ```
-    #[inline]
     pub fn limit(self, limit: &ToolLimit) -> Cow<'_, ToolLimit> {
         match self {
             Outcome::Error if limit.keep() != Keep::Tail => {

@@ -425,7 +425,7 @@ impl ToolOutputLimits {
     pub(crate) fn tokenizer_ref(&self) -> TokenizerRef {
         match &self.custom {
             Some(custom) => TokenizerRef::Shared(Arc::clone(&custom.tokenizer)),
-            None => TokenizerRef::Static(self.encoding.tokenizer()),
+            None => TokenizerRef::Encoding(self.encoding),
         }
     }
 }

@@ -69,8 +69,8 @@ where
     #[inline]
     fn call(&mut self, call: ToolCall) -> Self::Future {
         let limit = self.limits.limit_for(&call.name).clone();
-        let tool =
-            tracing::enabled!(target: TARGET, tracing::Level::INFO).then(|| call.name.clone());
+        let tool = tracing::enabled!(target: TARGET, tracing::Level::INFO)
+            .then(|| call.name.as_str().into());
         ResponseFuture::new(
             self.inner.call(call),
             limit,

@@ -9,7 +9,6 @@ use crate::truncation::Truncation;
 
 /// Caps `text`, a result of `tool` that was its `outcome`, to `limit` as
 /// [`Outcome::limit`] says; records the truncation, if any.
-#[inline]
 pub(crate) fn cap_text(
     tool: &str,
     text: &mut String,
@@ -23,7 +22,6 @@ pub(crate) fn cap_text(
 }
 
 /// Caps `output` to `limit` and records the truncation, if any.
-#[inline]
 pub(crate) fn cap_output(
     tool: &str,
     output: &mut ToolOutput,

@@ -17,7 +17,6 @@ pub struct BpeOpenai {
 
 impl Encoding {
     /// The process-wide bpe-openai tokenizer of this vocabulary, built on first use.
-    #[inline]
     pub fn bpe_openai(self) -> &'static BpeOpenai {
         static O200K: OnceLock<BpeOpenai> = OnceLock::new();
         static CL100K: OnceLock<BpeOpenai> = OnceLock::new();

@@ -26,7 +26,6 @@ impl Encoding {
 
     /// The process-wide tokenizer of this vocabulary, built on first use: bpe-openai's with the
     /// `bpe-openai` feature, tiktoken-rs's without.
-    #[inline]
     pub fn tokenizer(self) -> &'static dyn Tokenizer {
         #[cfg(feature = "bpe-openai")]
         return self.bpe_openai();

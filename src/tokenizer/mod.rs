@@ -110,21 +110,20 @@ pub(crate) struct Mark {
     pub(crate) tokens: usize,
 }
 
-/// The tokenizer a cap holds: a built-in one is a process-wide static, so that a call copies a
-/// reference; a custom one is shared.
+/// The tokenizer a cap holds: a built-in one by its vocabulary, whose process-wide tokenizer is
+/// looked up only when an output needs counting; a custom one shared.
 #[derive(Debug, Clone)]
 pub(crate) enum TokenizerRef {
-    Static(&'static dyn Tokenizer),
+    Encoding(Encoding),
     Shared(Arc<dyn Tokenizer>),
 }
 
 impl std::ops::Deref for TokenizerRef {
     type Target = dyn Tokenizer;
 
-    #[inline]
     fn deref(&self) -> &Self::Target {
         match self {
-            TokenizerRef::Static(tokenizer) => *tokenizer,
+            TokenizerRef::Encoding(encoding) => encoding.tokenizer(),
             TokenizerRef::Shared(tokenizer) => tokenizer.as_ref(),
         }
     }

@@ -69,7 +69,6 @@ pub struct Tiktoken {
 
 impl Encoding {
     /// The process-wide tiktoken-rs tokenizer of this vocabulary, built on first use.
-    #[inline]
     pub fn tiktoken(self) -> &'static Tiktoken {
         static O200K: OnceLock<Tiktoken> = OnceLock::new();
         static CL100K: OnceLock<Tiktoken> = OnceLock::new();
