@@ -102,3 +102,25 @@ fn tool_error<E: 'static>(error: &mut E) -> Option<&mut ToolError> {
             .downcast_mut::<ToolError>()
     }
 }
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::*;
+
+    /// What the future holds besides the tool's future, as benches/README.md gives it: the limit
+    /// (32 bytes), the tokenizer (16) and the tool's name (16).
+    #[test]
+    fn the_future_adds_the_limit_the_tokenizer_and_the_name_to_the_tools() {
+        type Tool = std::future::Ready<Result<ToolOutput, std::convert::Infallible>>;
+        assert_eq!(size_of::<ToolOutput>(), 88);
+        assert_eq!(
+            (
+                size_of::<ToolLimit>(),
+                size_of::<TokenizerRef>(),
+                size_of::<Option<Box<str>>>()
+            ),
+            (32, 16, 16)
+        );
+        assert_eq!(size_of::<ResponseFuture<Tool>>(), size_of::<Tool>() + 64);
+    }
+}
