@@ -2,7 +2,7 @@
 //! ordinary text (real listings, prose, code, minified JSON, CJK, base64; 125 KB and 10 MB) against
 //! the fastest of goliajp's `tiktoken`, bpe-openai and tiktoken-rs; on hostile text against the
 //! faster of goliajp's and bpe-openai, with its time per MB against a listing's; and a 50 MB
-//! listing counted on every core against the same on one (`taskset -c 0`).
+//! listing counted on every core against the same on one (`taskset -c 0`), in pairs.
 //!
 //! ```text
 //! cargo bench --bench count
@@ -137,8 +137,8 @@ fn fifty_mb() -> (f64, usize) {
 }
 
 fn main() {
-    // `count one-core`: the 50 MB count alone, for the run pinned to one core.
-    if std::env::args().any(|arg| arg == "one-core") {
+    // `count fifty-mb`: the 50 MB count alone, for the pairs of `fifty_mb_pairs`.
+    if std::env::args().any(|arg| arg == "fifty-mb") {
         let (ms, tokens) = fifty_mb();
         println!("{ms} {tokens}");
         return;
@@ -226,28 +226,67 @@ fn main() {
     if only.is_some() {
         return;
     }
-    let (all_cores, tokens) = fifty_mb();
-    let one_core = std::process::Command::new("taskset")
-        .args(["-c", "0"])
-        .arg(std::env::current_exe().expect("the bench's own path"))
-        .arg("one-core")
-        .output()
-        .ok()
-        .filter(|output| output.status.success())
-        .and_then(|output| {
-            let output = String::from_utf8(output.stdout).ok()?;
-            let (ms, count) = output.trim().split_once(' ')?;
-            Some((ms.parse::<f64>().ok()?, count.parse::<usize>().ok()?))
+    fifty_mb_pairs();
+}
+
+/// Pairs of 50 MB counts, one core against every core.
+const FIFTY_MB_PAIRS: usize = 5;
+
+/// The 50 MB listing counted in child processes, one pinned to one core (`taskset -c 0`) and
+/// one free to use every core, in turn, [`FIFTY_MB_PAIRS`] times: a pair runs seconds apart, on
+/// the machine as it is then, and the ratio printed is the median of the pairs'.
+fn fifty_mb_pairs() {
+    let child = |pinned: bool| -> Option<(f64, usize)> {
+        let exe = std::env::current_exe().expect("the bench's own path");
+        let mut command = std::process::Command::new(if pinned {
+            "taskset".as_ref()
+        } else {
+            exe.as_os_str()
         });
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    match one_core {
-        Some((one_core, count)) => println!(
-            "\n50 MB listing: {all_cores:.0} ms on {cores} cores, {one_core:.0} ms on one: {:.2} times faster, {}",
+        if pinned {
+            command.args(["-c", "0"]).arg(&exe);
+        }
+        let output = command
+            .arg("fifty-mb")
+            .output()
+            .ok()
+            .filter(|output| output.status.success())?;
+        let output = String::from_utf8(output.stdout).ok()?;
+        let (ms, count) = output.trim().split_once(' ')?;
+        Some((ms.parse().ok()?, count.parse().ok()?))
+    };
+    let mut pairs = Vec::new();
+    for pair in 0..FIFTY_MB_PAIRS {
+        let (one, all) = if pair % 2 == 0 {
+            (child(true), child(false))
+        } else {
+            let all = child(false);
+            (child(true), all)
+        };
+        let (Some((one_core, one_count)), Some((all_cores, all_count))) = (one, all) else {
+            println!(
+                "\n50 MB listing: one core against every core skipped: a count pinned by `taskset -c 0`, or one beside it, did not run"
+            );
+            return;
+        };
+        pairs.push((
             one_core / all_cores,
-            if count == tokens { "the same count" } else { "A DIFFERENT COUNT" }
-        ),
-        None => println!("\n50 MB listing: {all_cores:.0} ms on {cores} cores; one core skipped: `taskset -c 0` did not run"),
+            one_core,
+            all_cores,
+            one_count == all_count,
+        ));
     }
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let ratios: Vec<String> = pairs.iter().map(|pair| format!("{:.2}", pair.0)).collect();
+    pairs.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (ratio, one_core, all_cores, _) = pairs[pairs.len() / 2];
+    let same = pairs.iter().all(|pair| pair.3);
+    println!(
+        "\n50 MB listing, {FIFTY_MB_PAIRS} pairs of counts: {ratio:.2} times faster on {cores} cores than on one \
+         (the median pair: {all_cores:.0} ms against {one_core:.0}; every pair: {}), {}",
+        ratios.join(", "),
+        if same { "the same count" } else { "A DIFFERENT COUNT" }
+    );
 }
 
 /// A table's first two lines: `title`, each engine's milliseconds, then the `ratios`.
