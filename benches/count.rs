@@ -238,14 +238,13 @@ const FIFTY_MB_PAIRS: usize = 5;
 fn fifty_mb_pairs() {
     let child = |pinned: bool| -> Option<(f64, usize)> {
         let exe = std::env::current_exe().expect("the bench's own path");
-        let mut command = std::process::Command::new(if pinned {
-            "taskset".as_ref()
+        let mut command = if pinned {
+            let mut taskset = std::process::Command::new("taskset");
+            taskset.args(["-c", "0"]).arg(&exe);
+            taskset
         } else {
-            exe.as_os_str()
-        });
-        if pinned {
-            command.args(["-c", "0"]).arg(&exe);
-        }
+            std::process::Command::new(&exe)
+        };
         let output = command
             .arg("fifty-mb")
             .output()

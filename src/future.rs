@@ -66,6 +66,7 @@ where
     }
 }
 
+/// Caps `output`, which is longer in bytes than its limit has tokens.
 #[cold]
 #[inline(never)]
 fn cap_long_output(

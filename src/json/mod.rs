@@ -160,10 +160,10 @@ pub(crate) fn cap_json_known(
     tokenizer: &dyn Tokenizer,
     known: Option<CutText<'_>>,
 ) -> Result<Option<CappedJson>, NotJson> {
-    let max_tokens = limit.max_tokens();
-    if json.len() <= max_tokens {
+    if limit.holds_by_length(json) {
         return Ok(None);
     }
+    let max_tokens = limit.max_tokens();
     let json = match compact(without_lone_surrogates(json)) {
         Ok(json) => json,
         Err(error) => {

@@ -61,11 +61,15 @@ function anthropic(body, res, calls) {
   ]);
 }
 
+/** The tools a Responses request offers, a namespace's each with its `namespace`. */
+export const responsesTools = (body) =>
+  (body.tools ?? []).flatMap((t) => (t.type === "namespace" ? (t.tools ?? []).map((inner) => ({ ...inner, namespace: t.name })) : [t]));
+
 // OpenAI Responses: a function_call, or a message once a function_call_output came back.
 function responses(body, res, calls) {
   const done = (body.input ?? []).filter((item) => item.type === "function_call_output").length;
   const { tool, args } = calls[done] ?? {};
-  const offered = (body.tools ?? []).flatMap((t) => (t.type === "namespace" ? (t.tools ?? []).map((inner) => ({ ...inner, namespace: t.name })) : [t]));
+  const offered = responsesTools(body);
   const found = tool && offered.find((t) => t.name?.endsWith(tool));
   const item = found
     ? { type: "function_call", id: `fc_e2e_${done + 1}`, call_id: `call_e2e_${done + 1}`, name: found.name, ...(found.namespace ? { namespace: found.namespace } : {}), arguments: JSON.stringify(args), status: "completed" }

@@ -20,7 +20,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
-import { startFakeModel } from "./fake_model.mjs";
+import { responsesTools, startFakeModel } from "./fake_model.mjs";
 import { bin as installed, claudeEnv, codexEnv, geminiEnv, runHost } from "./host_setup.mjs";
 
 const [parts, proxy, bigDir] = process.argv.slice(2, 5).map((arg) => path.resolve(arg));
@@ -67,8 +67,7 @@ const hosts = {
     assert.equal(run.status, 0, run.stderr);
     const requests = model.requests.filter((request) => request.path.endsWith("/responses"));
     const output = requests.flatMap((request) => request.body.input ?? []).find((item) => item.type === "function_call_output");
-    const offered = requests.flatMap((request) => (request.body.tools ?? []).flatMap((tool) => (tool.type === "namespace" ? (tool.tools ?? []) : [tool])).map((tool) => tool.name));
-    const search = offered.filter((name) => name?.endsWith("search_files"));
+    const search = requests.flatMap((request) => responsesTools(request.body).map((tool) => tool.name)).filter((name) => name?.endsWith("search_files"));
     assert.ok(output, `Codex sent the model a function_call_output; it offered ${search.join(", ") || "no search_files (the server was not started in time)"}`);
     const text = typeof output.output === "string" ? output.output : JSON.stringify(output.output);
     return text.replace(/^Wall time: [^\n]*\nOutput:\n/, "");
