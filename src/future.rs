@@ -9,8 +9,7 @@ use pin_project_lite::pin_project;
 
 use tower::BoxError;
 
-use crate::limit::ToolLimit;
-use crate::tokenizer::TokenizerRef;
+use crate::plan::Plan;
 use crate::tool::{ToolError, ToolOutput};
 use crate::truncate::{cap_error, cap_output};
 
@@ -20,26 +19,15 @@ pin_project! {
     pub struct ResponseFuture<F> {
         #[pin]
         inner: F,
-        limit: ToolLimit,
-        tokenizer: TokenizerRef,
+        plan: Plan,
         // The tool name, kept only when the truncation event would be recorded.
         tool: Option<Box<str>>,
     }
 }
 
 impl<F> ResponseFuture<F> {
-    pub(crate) fn new(
-        inner: F,
-        limit: ToolLimit,
-        tokenizer: TokenizerRef,
-        tool: Option<Box<str>>,
-    ) -> Self {
-        ResponseFuture {
-            inner,
-            limit,
-            tokenizer,
-            tool,
-        }
+    pub(crate) fn new(inner: F, plan: Plan, tool: Option<Box<str>>) -> Self {
+        ResponseFuture { inner, plan, tool }
     }
 }
 
@@ -58,9 +46,9 @@ where
         // An output within the limit by its length, the common case, costs one comparison here;
         // the tokenizer is looked up, and the count made, out of line.
         match &mut result {
-            Ok(output) if this.limit.holds_by_length(&output.content) => {}
-            Ok(output) => cap_long_output(tool, output, this.limit, this.tokenizer),
-            Err(error) => cap_any_error(tool, error, this.limit, this.tokenizer),
+            Ok(output) if this.plan.holds_by_length(&output.content) => {}
+            Ok(output) => cap_long_output(tool, output, this.plan),
+            Err(error) => cap_any_error(tool, error, this.plan),
         }
         Poll::Ready(result)
     }
@@ -69,26 +57,16 @@ where
 /// Caps `output`, which is longer in bytes than its limit has tokens.
 #[cold]
 #[inline(never)]
-fn cap_long_output(
-    tool: &str,
-    output: &mut ToolOutput,
-    limit: &ToolLimit,
-    tokenizer: &TokenizerRef,
-) {
-    cap_output(tool, output, limit, &**tokenizer);
+fn cap_long_output(tool: &str, output: &mut ToolOutput, plan: &Plan) {
+    plan.with(|limit, tokenizer| cap_output(tool, output, limit, tokenizer));
 }
 
 /// Caps `error`'s message if it is the crate's [`ToolError`].
 #[cold]
 #[inline(never)]
-fn cap_any_error<E: 'static>(
-    tool: &str,
-    error: &mut E,
-    limit: &ToolLimit,
-    tokenizer: &TokenizerRef,
-) {
+fn cap_any_error<E: 'static>(tool: &str, error: &mut E, plan: &Plan) {
     if let Some(tool_error) = tool_error(error) {
-        cap_error(tool, tool_error, limit, &**tokenizer);
+        plan.with(|limit, tokenizer| cap_error(tool, tool_error, limit, tokenizer));
     }
 }
 
@@ -108,20 +86,13 @@ fn tool_error<E: 'static>(error: &mut E) -> Option<&mut ToolError> {
 mod tests {
     use super::*;
 
-    /// What the future holds besides the tool's future, as benches/README.md gives it: the limit
-    /// (32 bytes), the tokenizer (16) and the tool's name (16).
+    /// What the future holds besides the tool's future, as benches/README.md gives it: the plan
+    /// (24 bytes) and the tool's name (16).
     #[test]
-    fn the_future_adds_the_limit_the_tokenizer_and_the_name_to_the_tools() {
+    fn the_future_adds_the_plan_and_the_name_to_the_tools() {
         type Tool = std::future::Ready<Result<ToolOutput, std::convert::Infallible>>;
         assert_eq!(size_of::<ToolOutput>(), 88);
-        assert_eq!(
-            (
-                size_of::<ToolLimit>(),
-                size_of::<TokenizerRef>(),
-                size_of::<Option<Box<str>>>()
-            ),
-            (32, 16, 16)
-        );
-        assert_eq!(size_of::<ResponseFuture<Tool>>(), size_of::<Tool>() + 64);
+        assert_eq!((size_of::<Plan>(), size_of::<Option<Box<str>>>()), (24, 16));
+        assert_eq!(size_of::<ResponseFuture<Tool>>(), size_of::<Tool>() + 40);
     }
 }

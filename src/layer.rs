@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tower_layer::Layer;
 
 use crate::limits::ToolOutputLimits;
+use crate::plan::Plans;
 use crate::service::ToolOutputCap;
 use crate::tokenizer::Tokenizer;
 
@@ -15,6 +16,7 @@ use crate::tokenizer::Tokenizer;
 #[must_use]
 pub struct ToolOutputCapLayer {
     limits: Arc<ToolOutputLimits>,
+    plans: Arc<Plans>,
 }
 
 impl ToolOutputCapLayer {
@@ -27,6 +29,7 @@ impl ToolOutputCapLayer {
     pub fn new(limits: ToolOutputLimits) -> Self {
         limits.tokenizer();
         ToolOutputCapLayer {
+            plans: Arc::new(Plans::new(&limits)),
             limits: Arc::new(limits),
         }
     }
@@ -65,6 +68,6 @@ impl<S> Layer<S> for ToolOutputCapLayer {
     type Service = ToolOutputCap<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ToolOutputCap::from_shared(inner, Arc::clone(&self.limits))
+        ToolOutputCap::from_shared(inner, Arc::clone(&self.plans))
     }
 }

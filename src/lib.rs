@@ -127,6 +127,7 @@ mod limit;
 mod limits;
 mod manifest;
 mod name;
+mod plan;
 mod search;
 mod service;
 mod share;

@@ -12,7 +12,7 @@ use crate::limit::{Keep, LimitError, ToolLimit};
 use crate::share::RateLimitShare;
 #[cfg(feature = "hf")]
 use crate::tokenizer::HfTokenizer;
-use crate::tokenizer::{Encoding, Tokenizer, TokenizerRef};
+use crate::tokenizer::{Encoding, Tokenizer};
 use crate::truncate::cap_text;
 use crate::truncation::Truncation;
 
@@ -420,12 +420,8 @@ impl ToolOutputLimits {
         }
     }
 
-    /// The tokenizer these limits count with, as the layer holds it.
-    #[inline]
-    pub(crate) fn tokenizer_ref(&self) -> TokenizerRef {
-        match &self.custom {
-            Some(custom) => TokenizerRef::Shared(Arc::clone(&custom.tokenizer)),
-            None => TokenizerRef::Encoding(self.encoding),
-        }
+    /// The tokenizer given to these limits, if any.
+    pub(crate) fn custom_tokenizer(&self) -> Option<&Arc<dyn Tokenizer>> {
+        self.custom.as_ref().map(|custom| &custom.tokenizer)
     }
 }

@@ -9,6 +9,7 @@ use tower_service::Service;
 use crate::future::ResponseFuture;
 use crate::layer::ToolOutputCapLayer;
 use crate::limits::ToolOutputLimits;
+use crate::plan::Plans;
 use crate::tool::{ToolCall, ToolOutput};
 use crate::truncation::TARGET;
 
@@ -18,7 +19,7 @@ use crate::truncation::TARGET;
 #[derive(Debug, Clone)]
 pub struct ToolOutputCap<S> {
     inner: S,
-    limits: Arc<ToolOutputLimits>,
+    plans: Arc<Plans>,
 }
 
 impl<S> ToolOutputCap<S> {
@@ -27,8 +28,8 @@ impl<S> ToolOutputCap<S> {
         ToolOutputCapLayer::new(limits).layer(inner)
     }
 
-    pub(crate) fn from_shared(inner: S, limits: Arc<ToolOutputLimits>) -> Self {
-        ToolOutputCap { inner, limits }
+    pub(crate) fn from_shared(inner: S, plans: Arc<Plans>) -> Self {
+        ToolOutputCap { inner, plans }
     }
 
     /// A [`ToolOutputCapLayer`] with `limits`.
@@ -68,14 +69,23 @@ where
 
     #[inline]
     fn call(&mut self, call: ToolCall) -> Self::Future {
-        let limit = self.limits.limit_for(&call.name).clone();
-        let tool = tracing::enabled!(target: TARGET, tracing::Level::INFO)
-            .then(|| call.name.as_str().into());
-        ResponseFuture::new(
-            self.inner.call(call),
-            limit,
-            self.limits.tokenizer_ref(),
-            tool,
-        )
+        let plan = self.plans.plan_for(&call.name).clone();
+        let tool = recorded_name(&call.name);
+        ResponseFuture::new(self.inner.call(call), plan, tool)
+    }
+}
+
+/// `tool`, kept if the truncation event would be recorded. The global level is checked inline;
+/// the subscriber is asked out of line.
+#[inline]
+fn recorded_name(tool: &str) -> Option<Box<str>> {
+    #[inline(never)]
+    fn if_enabled(tool: &str) -> Option<Box<str>> {
+        tracing::enabled!(target: TARGET, tracing::Level::INFO).then(|| tool.into())
+    }
+    if tracing::level_enabled!(tracing::Level::INFO) {
+        if_enabled(tool)
+    } else {
+        None
     }
 }

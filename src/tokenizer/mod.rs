@@ -1,7 +1,6 @@
 //! The [`Tokenizer`] trait the cap counts and cuts with, and its backends.
 
 use std::fmt;
-use std::sync::Arc;
 
 #[cfg(feature = "bpe-openai")]
 mod bpe_openai;
@@ -108,25 +107,6 @@ pub(crate) struct Mark {
     pub(crate) at: usize,
     /// The tokens before it.
     pub(crate) tokens: usize,
-}
-
-/// The tokenizer a cap holds: a built-in one by its vocabulary, whose process-wide tokenizer is
-/// looked up only when an output needs counting; a custom one shared.
-#[derive(Debug, Clone)]
-pub(crate) enum TokenizerRef {
-    Encoding(Encoding),
-    Shared(Arc<dyn Tokenizer>),
-}
-
-impl std::ops::Deref for TokenizerRef {
-    type Target = dyn Tokenizer;
-
-    fn deref(&self) -> &Self::Target {
-        match self {
-            TokenizerRef::Encoding(encoding) => encoding.tokenizer(),
-            TokenizerRef::Shared(tokenizer) => tokenizer.as_ref(),
-        }
-    }
 }
 
 /// The smallest char boundary of `text` at or after `at`.
