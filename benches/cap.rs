@@ -10,8 +10,9 @@
 //! The second adds the hf backend with Qwen 3's tokenizer.json, which `.ci/run` fetches.
 //!
 //! Criterion measures each large case, and the table at the end divides the medians. The small
-//! outputs are timed in pairs of batches, the bare service and the layer in turn, and their ratio
-//! is the median of the pairs' ratios; a filter (`-- "small output"`) leaves just them.
+//! outputs are timed in child processes, each in pairs of batches, the bare service and the layer
+//! in turn, polled once and awaited; a process's ratio is the median of its pairs', and the ratio
+//! printed the median of the processes'. A filter (`-- "small output"`) leaves just them.
 
 #[path = "../tests/common/corpus.rs"]
 #[allow(dead_code)]
@@ -208,45 +209,79 @@ fn bench_small_output() {
     bench_small(SMALL_OUTPUTS[1], fixed_line);
 }
 
+/// How a batch drives its calls.
+#[derive(Clone, Copy, PartialEq)]
+enum Driven {
+    /// Each call's future polled once on its own.
+    PolledOnce,
+    /// Each call awaited in turn in one task, as an agent's loop awaits its tools.
+    Awaited,
+}
+
+const DRIVEN: [Driven; 2] = [Driven::PolledOnce, Driven::Awaited];
+
+impl Driven {
+    fn name(self) -> &'static str {
+        match self {
+            Driven::PolledOnce => "polled once",
+            Driven::Awaited => "awaited",
+        }
+    }
+}
+
 /// Times the bare service and the layer over it in [`PAIRS`] pairs of batches, the first of a
-/// pair alternating. A pair's two batches run a millisecond apart, on the machine as it is then,
-/// so the median of the pairs' ratios holds still on a shared machine where two medians taken
-/// seconds apart do not.
+/// pair alternating, each way of [`DRIVEN`]. A pair's two batches run a millisecond apart, on the
+/// machine as it is then, so the median of the pairs' ratios holds still on a shared machine
+/// where two medians taken seconds apart do not.
 fn bench_small<S>(case: &'static str, tool: S)
 where
     S: Service<ToolCall, Response = ToolOutput, Error = Infallible> + Clone,
 {
+    fn call() -> ToolCall {
+        ToolCall::new("Glob", json!({ "pattern": "*" }))
+    }
     fn batch<S: Service<ToolCall, Response = ToolOutput, Error = Infallible>>(
         service: &mut S,
+        driven: Driven,
     ) -> Duration {
         let start = Instant::now();
-        for _ in 0..CALLS {
-            black_box(
-                service
-                    .call(ToolCall::new("Glob", json!({ "pattern": "*" })))
-                    .now_or_never(),
-            );
+        if driven == Driven::Awaited {
+            async {
+                for _ in 0..CALLS {
+                    let Ok(output) = service.call(call()).await;
+                    black_box(output);
+                }
+            }
+            .now_or_never()
+            .expect("every call is ready");
+        } else {
+            for _ in 0..CALLS {
+                black_box(service.call(call()).now_or_never());
+            }
         }
         start.elapsed() / CALLS
     }
     let mut bare = tool.clone();
     let mut capped = ToolOutputCapLayer::new(ToolOutputLimits::default()).layer(tool);
-    batch(&mut bare);
-    batch(&mut capped);
-    for pair in 0..PAIRS {
-        let (bare_time, layered_time) = if pair % 2 == 0 {
-            (batch(&mut bare), batch(&mut capped))
-        } else {
-            let layered = batch(&mut capped);
-            (batch(&mut bare), layered)
-        };
-        record(case, "bare service", bare_time);
-        record(case, "through the layer", layered_time);
-        push(
-            case,
-            "layer over bare",
-            layered_time.as_secs_f64() / bare_time.as_secs_f64(),
-        );
+    for driven in DRIVEN {
+        let case = format!("{case}, {}", driven.name());
+        batch(&mut bare, driven);
+        batch(&mut capped, driven);
+        for pair in 0..PAIRS {
+            let (bare_time, layered_time) = if pair % 2 == 0 {
+                (batch(&mut bare, driven), batch(&mut capped, driven))
+            } else {
+                let layered = batch(&mut capped, driven);
+                (batch(&mut bare, driven), layered)
+            };
+            record(&case, "bare service", bare_time);
+            record(&case, "through the layer", layered_time);
+            push(
+                &case,
+                "layer over bare",
+                layered_time.as_secs_f64() / bare_time.as_secs_f64(),
+            );
+        }
     }
 }
 
@@ -320,24 +355,70 @@ fn print_ratios(cases: &[(String, String)]) {
         );
     }
     println!();
-    for case in SMALL_OUTPUTS {
-        let (bare, layered) = (
-            median(case, "bare service"),
-            median(case, "through the layer"),
-        );
+    for case in small_cases() {
+        let ratios = MEDIANS.lock().unwrap()[&(case.clone(), "layer over bare")].clone();
+        let each: Vec<String> = ratios.iter().map(|ratio| format!("{ratio:.2}")).collect();
         println!(
-            "{case} (under the limit): bare service {:.0} ns, through the layer {:.0} ns, \
-             median of {PAIRS} paired ratios {:.2}",
-            bare.unwrap_or_default() * 1e9,
-            layered.unwrap_or_default() * 1e9,
-            median(case, "layer over bare").unwrap_or_default()
+            "{case} (under the limit): bare service {:.0} ns, through the layer {:.0} ns; \
+             median of {PROCESSES} processes' ratios {:.2} (each the median of {PAIRS} pairs: {})",
+            median(&case, "bare service").unwrap_or_default() * 1e9,
+            median(&case, "through the layer").unwrap_or_default() * 1e9,
+            median(&case, "layer over bare").unwrap_or_default(),
+            each.join(", ")
         );
     }
 }
 
+/// Each small output, each way of [`DRIVEN`].
+fn small_cases() -> Vec<String> {
+    SMALL_OUTPUTS
+        .iter()
+        .flat_map(|case| DRIVEN.map(|driven| format!("{case}, {}", driven.name())))
+        .collect()
+}
+
+/// Processes the small outputs are timed in, each with its own pairs: a process's ratio moves
+/// with where its code and memory land, by a few hundredths between two processes of one build,
+/// so the ratio printed is the median of the processes'.
+const PROCESSES: usize = 5;
+
+/// Times the small outputs in [`PROCESSES`] child processes (`cap small-outputs`), one after
+/// another, and records each one's medians.
+fn small_outputs_in_processes() {
+    let exe = std::env::current_exe().expect("the bench's own path");
+    for _ in 0..PROCESSES {
+        let output = std::process::Command::new(&exe)
+            .arg("small-outputs")
+            .output()
+            .expect("the bench runs itself");
+        assert!(output.status.success(), "the small outputs' process failed");
+        let output = String::from_utf8(output.stdout).expect("the small outputs' figures are text");
+        for line in output.lines() {
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [case, bare, layered, ratio] = fields[..] else {
+                panic!("a small output's line is case, bare, layered and ratio: {line:?}");
+            };
+            let number = |field: &str| field.parse::<f64>().expect("a number");
+            push(case, "bare service", number(bare));
+            push(case, "through the layer", number(layered));
+            push(case, "layer over bare", number(ratio));
+        }
+    }
+}
+
 fn main() {
+    // `cap small-outputs`: one process's small outputs, a line each, for the parent to gather.
+    if std::env::args().any(|arg| arg == "small-outputs") {
+        bench_small_output();
+        for case in small_cases() {
+            let median = |what| median(&case, what).unwrap_or_default();
+            let (bare, layered) = (median("bare service"), median("through the layer"));
+            println!("{case}\t{bare}\t{layered}\t{}", median("layer over bare"));
+        }
+        return;
+    }
+    small_outputs_in_processes();
     let mut c = Criterion::default().configure_from_args();
-    bench_small_output();
     let inputs = inputs();
     bench_inputs(&mut c, &inputs);
     c.final_summary();
