@@ -11,9 +11,9 @@ use crate::tokenizer::{Encoding, Tokenizer};
 /// How one tool's outputs are capped, made once with the layer: what its future carries.
 ///
 /// An output no longer in bytes than `max_tokens` needs nothing more. A longer one is capped
-/// with the limit and the tokenizer: rebuilt from `keep` and `encoding` for a limit with no hint
-/// counted in a built-in vocabulary, the common case, which a call so copies with no reference
-/// count; shared otherwise.
+/// with the limit and the tokenizer. For a limit with no hint, counted in a built-in vocabulary
+/// (the common case), they are rebuilt from `keep` and `encoding`, so that a call copies the plan
+/// with no reference count; otherwise they are shared.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
     max_tokens: usize,
