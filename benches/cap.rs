@@ -221,11 +221,13 @@ enum Driven {
 const DRIVEN: [Driven; 2] = [Driven::PolledOnce, Driven::Awaited];
 
 impl Driven {
-    fn name(self) -> &'static str {
-        match self {
+    /// `small_output`'s case, driven this way.
+    fn case(self, small_output: &str) -> String {
+        let driven = match self {
             Driven::PolledOnce => "polled once",
             Driven::Awaited => "awaited",
-        }
+        };
+        format!("{small_output}, {driven}")
     }
 }
 
@@ -264,7 +266,7 @@ where
     let mut bare = tool.clone();
     let mut capped = ToolOutputCapLayer::new(ToolOutputLimits::default()).layer(tool);
     for driven in DRIVEN {
-        let case = format!("{case}, {}", driven.name());
+        let case = driven.case(case);
         batch(&mut bare, driven);
         batch(&mut capped, driven);
         for pair in 0..PAIRS {
@@ -373,7 +375,7 @@ fn print_ratios(cases: &[(String, String)]) {
 fn small_cases() -> Vec<String> {
     SMALL_OUTPUTS
         .iter()
-        .flat_map(|case| DRIVEN.map(|driven| format!("{case}, {}", driven.name())))
+        .flat_map(|case| DRIVEN.map(|driven| driven.case(case)))
         .collect()
 }
 

@@ -134,11 +134,11 @@ impl ToolLimit {
         self.max_tokens
     }
 
-    /// Whether `text` is within the limit by its length alone, with no count: every token is at
-    /// least one byte.
+    /// Whether `text` is within the limit by its length alone, with no count
+    /// ([`fits_by_length`]).
     #[inline]
     pub(crate) fn holds_by_length(&self, text: &str) -> bool {
-        text.len() <= self.max_tokens
+        fits_by_length(text, self.max_tokens)
     }
 
     /// What is kept of an output over the limit.
@@ -215,4 +215,11 @@ impl Outcome {
             _ => Cow::Borrowed(limit),
         }
     }
+}
+
+/// Whether `text` is within `max_tokens` by its length alone, with no count: every token is at
+/// least one byte.
+#[inline]
+pub(crate) fn fits_by_length(text: &str, max_tokens: usize) -> bool {
+    text.len() <= max_tokens
 }

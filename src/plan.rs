@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::limit::{Keep, ToolLimit};
+use crate::limit::{fits_by_length, Keep, ToolLimit};
 use crate::limits::ToolOutputLimits;
 use crate::tokenizer::{Encoding, Tokenizer};
 
@@ -45,23 +45,22 @@ impl Plan {
         }
     }
 
-    /// Whether `text` is within the limit by its length alone, as
-    /// [`ToolLimit::holds_by_length`].
+    /// Whether `text` is within the limit by its length alone, with no count.
     #[inline]
     pub(crate) fn holds_by_length(&self, text: &str) -> bool {
-        text.len() <= self.max_tokens
+        fits_by_length(text, self.max_tokens)
     }
 
     /// Calls `cap` with the limit and the tokenizer.
     pub(crate) fn with<R>(&self, cap: impl FnOnce(&ToolLimit, &dyn Tokenizer) -> R) -> R {
         match &self.shared {
-            Some(shared) => cap(
-                &shared.limit,
-                match &shared.tokenizer {
-                    Some(tokenizer) => tokenizer.as_ref(),
-                    None => self.encoding.tokenizer(),
-                },
-            ),
+            Some(shared) => {
+                let given = shared.tokenizer.as_deref();
+                cap(
+                    &shared.limit,
+                    given.unwrap_or_else(|| self.encoding.tokenizer()),
+                )
+            }
             None => {
                 let limit = ToolLimit {
                     max_tokens: self.max_tokens,
@@ -163,9 +162,13 @@ mod tests {
             .with_tool_limit("Glob", hinted.clone());
         let plans = Plans::new(&limits);
         assert!(plans.plan_for("Glob").shared.is_some());
-        plans
-            .plan_for("Glob")
-            .with(|limit, _| assert_eq!(limit, &hinted));
+        plans.plan_for("Glob").with(|limit, tokenizer| {
+            assert_eq!(limit, &hinted);
+            assert_eq!(
+                tokenizer_address(tokenizer),
+                tokenizer_address(limits.tokenizer())
+            );
+        });
         assert!(plans.plan_for("Read").shared.is_none());
 
         let given: Arc<dyn Tokenizer> = Arc::new(Bytes);
