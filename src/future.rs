@@ -9,7 +9,7 @@ use pin_project_lite::pin_project;
 
 use tower::BoxError;
 
-use crate::plan::Plan;
+use crate::plan::CallPlan;
 use crate::tool::{ToolError, ToolOutput};
 use crate::truncate::{cap_error, cap_output};
 
@@ -19,15 +19,13 @@ pin_project! {
     pub struct ResponseFuture<F> {
         #[pin]
         inner: F,
-        plan: Plan,
-        // The tool name, kept only when the truncation event would be recorded.
-        tool: Option<Box<str>>,
+        plan: CallPlan,
     }
 }
 
 impl<F> ResponseFuture<F> {
-    pub(crate) fn new(inner: F, plan: Plan, tool: Option<Box<str>>) -> Self {
-        ResponseFuture { inner, plan, tool }
+    pub(crate) fn new(inner: F, plan: CallPlan) -> Self {
+        ResponseFuture { inner, plan }
     }
 }
 
@@ -42,13 +40,12 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let mut result = ready!(this.inner.poll(cx));
-        let tool = this.tool.as_deref().unwrap_or_default();
         // An output within the limit by its length, the common case, costs one comparison here;
         // the tokenizer is looked up, and the count made, out of line.
         match &mut result {
             Ok(output) if this.plan.holds_by_length(&output.content) => {}
-            Ok(output) => cap_long_output(tool, output, this.plan),
-            Err(error) => cap_any_error(tool, error, this.plan),
+            Ok(output) => cap_long_output(output, this.plan),
+            Err(error) => cap_any_error(error, this.plan),
         }
         Poll::Ready(result)
     }
@@ -57,16 +54,16 @@ where
 /// Caps `output`, which is longer in bytes than its limit has tokens.
 #[cold]
 #[inline(never)]
-fn cap_long_output(tool: &str, output: &mut ToolOutput, plan: &Plan) {
-    plan.with(|limit, tokenizer| cap_output(tool, output, limit, tokenizer));
+fn cap_long_output(output: &mut ToolOutput, plan: &CallPlan) {
+    plan.with(|tool, limit, tokenizer| cap_output(tool, output, limit, tokenizer));
 }
 
 /// Caps `error`'s message if it is the crate's [`ToolError`].
 #[cold]
 #[inline(never)]
-fn cap_any_error<E: 'static>(tool: &str, error: &mut E, plan: &Plan) {
+fn cap_any_error<E: 'static>(error: &mut E, plan: &CallPlan) {
     if let Some(tool_error) = tool_error(error) {
-        plan.with(|limit, tokenizer| cap_error(tool, tool_error, limit, tokenizer));
+        plan.with(|tool, limit, tokenizer| cap_error(tool, tool_error, limit, tokenizer));
     }
 }
 
@@ -86,13 +83,13 @@ fn tool_error<E: 'static>(error: &mut E) -> Option<&mut ToolError> {
 mod tests {
     use super::*;
 
-    /// What the future holds besides the tool's future, as benches/README.md gives it: the plan
-    /// (24 bytes) and the tool's name (16).
+    /// What the future holds besides the tool's future, as benches/README.md gives it: the call's
+    /// plan (24 bytes: the limit's length, what it keeps, the vocabulary, and a pointer).
     #[test]
-    fn the_future_adds_the_plan_and_the_name_to_the_tools() {
+    fn the_future_adds_the_call_plan_to_the_tools() {
         type Tool = std::future::Ready<Result<ToolOutput, std::convert::Infallible>>;
         assert_eq!(size_of::<ToolOutput>(), 88);
-        assert_eq!((size_of::<Plan>(), size_of::<Option<Box<str>>>()), (24, 16));
-        assert_eq!(size_of::<ResponseFuture<Tool>>(), size_of::<Tool>() + 40);
+        assert_eq!(size_of::<CallPlan>(), 24);
+        assert_eq!(size_of::<ResponseFuture<Tool>>(), size_of::<Tool>() + 24);
     }
 }

@@ -67,11 +67,13 @@ where
         self.inner.poll_ready(cx)
     }
 
-    #[inline]
+    // Always inlined: with `#[inline]` alone it was left out of line in a loop that awaits its
+    // calls, where the layer then cost 1.25 times a tool that returns one fixed line, not 1.08.
+    #[inline(always)]
     fn call(&mut self, call: ToolCall) -> Self::Future {
-        let plan = self.plans.plan_for(&call.name).clone();
-        let tool = recorded_name(&call.name);
-        ResponseFuture::new(self.inner.call(call), plan, tool)
+        let plan = self.plans.plan_for(&call.name);
+        let plan = plan.for_call(recorded_name(&call.name));
+        ResponseFuture::new(self.inner.call(call), plan)
     }
 }
 
