@@ -83,8 +83,6 @@ impl Plan {
         }
     }
 
-    // Out of line, so that the common case's inlined call stays small.
-    #[inline(never)]
     fn more(&self, tool: Option<Box<str>>) -> Box<More> {
         Box::new(More {
             tool,

@@ -222,11 +222,13 @@ def test_the_gil_is_released_while_counting():
 
     def count():
         # However fast the machine, count until the loop below has run long enough to tell.
-        while sum(counts) < 0.5:
-            began = time.perf_counter()
-            toc.count(text)
-            counts.append(time.perf_counter() - began)
-        done.set()
+        try:
+            while sum(counts) < 0.5:
+                began = time.perf_counter()
+                toc.count(text)
+                counts.append(time.perf_counter() - began)
+        finally:
+            done.set()  # a count that raises ends the loop below too, not the test run
 
     gaps = []
     worker = threading.Thread(target=count)
