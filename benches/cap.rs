@@ -11,7 +11,7 @@
 //!
 //! Criterion measures each large case, and the table at the end divides the medians. The small
 //! outputs are timed in child processes, each in pairs of batches, the bare service and the layer
-//! in turn, polled once and awaited; a process's ratio is the median of its pairs', and the ratio
+//! in turn, each way [`Driven`] names; a process's ratio is the median of its pairs', and the ratio
 //! printed the median of the processes'. A filter (`-- "small output"`) leaves just them.
 
 #[path = "../tests/common/corpus.rs"]
@@ -20,8 +20,11 @@ mod corpus;
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::future::Future;
 use std::hint::black_box;
+use std::pin::pin;
 use std::sync::Mutex;
+use std::task::{Context, Waker};
 use std::time::{Duration, Instant};
 
 use corpus::RealListing;
@@ -212,19 +215,22 @@ fn bench_small_output() {
 /// How a batch drives its calls.
 #[derive(Clone, Copy, PartialEq)]
 enum Driven {
-    /// Each call's future polled once on its own.
-    PolledOnce,
+    /// Each call's future moved into `now_or_never` and polled once there.
+    Moved,
+    /// Each call's future pinned where it is and polled once, as an executor polls a task.
+    PolledInPlace,
     /// Each call awaited in turn in one task, as an agent's loop awaits its tools.
     Awaited,
 }
 
-const DRIVEN: [Driven; 2] = [Driven::PolledOnce, Driven::Awaited];
+const DRIVEN: [Driven; 3] = [Driven::Moved, Driven::PolledInPlace, Driven::Awaited];
 
 impl Driven {
     /// `small_output`'s case, driven this way.
     fn case(self, small_output: &str) -> String {
         let driven = match self {
-            Driven::PolledOnce => "polled once",
+            Driven::Moved => "moved into now_or_never",
+            Driven::PolledInPlace => "polled in place",
             Driven::Awaited => "awaited",
         };
         format!("{small_output}, {driven}")
@@ -247,19 +253,27 @@ where
         driven: Driven,
     ) -> Duration {
         let start = Instant::now();
-        if driven == Driven::Awaited {
-            async {
+        match driven {
+            Driven::Moved => {
+                for _ in 0..CALLS {
+                    black_box(service.call(call()).now_or_never());
+                }
+            }
+            Driven::PolledInPlace => {
+                let mut cx = Context::from_waker(Waker::noop());
+                for _ in 0..CALLS {
+                    let future = pin!(service.call(call()));
+                    let _ = black_box(future.poll(&mut cx));
+                }
+            }
+            Driven::Awaited => async {
                 for _ in 0..CALLS {
                     let Ok(output) = service.call(call()).await;
                     black_box(output);
                 }
             }
             .now_or_never()
-            .expect("every call is ready");
-        } else {
-            for _ in 0..CALLS {
-                black_box(service.call(call()).now_or_never());
-            }
+            .expect("every call is ready"),
         }
         start.elapsed() / CALLS
     }
