@@ -213,7 +213,7 @@ fn bench_small_output() {
 }
 
 /// How a batch drives its calls.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Driven {
     /// Each call's future moved into `now_or_never` and polled once there.
     Moved,
