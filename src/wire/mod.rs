@@ -41,11 +41,9 @@
 //! in a cache of bounded size: a long history sent again on every turn is not counted again.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::ops::Range;
 
-use crate::limit::{Outcome, ToolLimit};
+use crate::limit::Outcome;
 use crate::limits::ToolOutputLimits;
 use crate::name::UnknownName;
 use crate::truncation::Truncation;
@@ -62,13 +60,15 @@ mod rate;
 mod raw;
 mod responses;
 
+use budget::Record;
 use cache::CutCache;
-use fate::Fate;
 use found::Found;
 use raw::{Object, Splices};
 
 pub use mcp::{CappedResult, META_KEY};
-pub use rate::{input_tokens_limit, RateLimitFit, INPUT_LIMIT_HEADERS, NEWEST_FLOOR};
+pub use rate::{
+    input_tokens_limit, Learned, RateLimit, RateLimitFit, INPUT_LIMIT_HEADERS, NEWEST_FLOOR,
+};
 
 /// A model API whose requests [`RequestCap`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -349,6 +349,17 @@ impl RequestCap {
         self.cap_within(api, body, Some(limit))
     }
 
+    /// [`cap_within_rate_limit`](Self::cap_within_rate_limit) within the limit `rate_limit` has
+    /// learned from the provider's answers, once it has learned one; [`cap`](Self::cap) before.
+    pub fn cap_learned(
+        &self,
+        api: Api,
+        body: &str,
+        rate_limit: &RateLimit,
+    ) -> Result<CappedRequest, NotARequest> {
+        self.cap_within(api, body, rate_limit.get())
+    }
+
     fn cap_within(
         &self,
         api: Api,
@@ -372,116 +383,30 @@ impl RequestCap {
                 raw::read(&readable, api.path()).map_err(NotARequest)?
             }
         };
-        let found = api.results(&request);
-        let rate_limit = rate_limit.zip(self.limits.rate_limit_share());
-        let budget = [
-            self.limits.max_tokens_per_request(),
-            rate_limit.map(|(limit, share)| share.of(limit).max(ToolLimit::MIN_MAX_TOKENS)),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let limits = self.turn_limits(&found, budget);
-        let mut fates: Vec<Fate> = found
-            .iter()
-            .enumerate()
-            .map(|(at, result)| self.fate(result, self.limit_at(&found, &limits, at)))
-            .collect();
-        let mut fit = None;
-        if let Some(budget) = budget {
-            let room = rate_limit.map(|(limit, _)| (limit, self.rest_tokens(&readable, &found)));
-            fit = self.fit(&found, &mut fates, &limits, budget, room);
-        }
-        Ok(capped(body, &readable, &found, fates, fit))
-    }
-
-    /// The tokens of `readable` outside the tool results `found` in it, counted in pieces
-    /// ([`rate::pieces`]) that the cache keeps: what a history sent again adds is counted, not
-    /// what it repeats.
-    fn rest_tokens(&self, readable: &str, found: &[Found<'_>]) -> usize {
-        let mut spans: Vec<Range<usize>> = found
-            .iter()
-            .map(|result| crate::json::walk::span_of(readable, result.content.json().get()))
-            .collect();
-        spans.sort_by_key(|span| span.start);
-        let mut outside = Vec::new();
-        let mut at = 0;
-        for span in spans {
-            if span.start >= at {
-                outside.push(&readable[at..span.start]);
-                at = span.end;
-            }
-        }
-        outside.push(&readable[at..]);
-        let tokenizer = self.limits.tokenizer();
-        outside
-            .into_iter()
-            .flat_map(|text| rate::pieces(text).map(move |piece| &text[piece]))
-            .map(|piece| self.cache.count(piece, tokenizer))
-            .sum()
-    }
-
-    /// The limits of the results that share a turn's budget, by their place among `found`: the
-    /// results of each turn (those that answer one model message) share `max_tokens_per_turn`,
-    /// or the request's `budget` if it is smaller, each turn on its own, so that a turn's cuts
-    /// depend on its results alone and appending turns moves none of them.
-    fn turn_limits(&self, found: &[Found<'_>], budget: Option<usize>) -> HashMap<usize, ToolLimit> {
-        let budget = match (self.limits.max_tokens_per_turn(), budget) {
-            (Some(turn), Some(request)) => turn.min(request),
-            (Some(budget), None) | (None, Some(budget)) => budget,
-            (None, None) => return HashMap::new(),
-        };
-        let mut turns: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
-        for (at, result) in found.iter().enumerate() {
-            turns.entry(result.turn).or_default().push(at);
-        }
-        let mut limits = HashMap::new();
-        for results in turns.values() {
-            let shares = self.shares(found, results, budget);
-            limits.extend(results.iter().copied().zip(shares));
-        }
-        limits
-    }
-
-    /// The limits of the results of `found` at `results`, sharing `budget` as a turn's results
-    /// share it ([`ToolOutputLimits::limits_for_turn`]).
-    fn shares(&self, found: &[Found<'_>], results: &[usize], budget: usize) -> Vec<ToolLimit> {
-        let demands: Vec<(&str, usize)> = results
-            .iter()
-            .map(|&at| {
-                let tool = found[at].tool.as_deref().unwrap_or_default();
-                (tool, self.demand(&found[at], tool))
-            })
-            .collect();
-        self.limits.limits_for_demands(&demands, budget)
-    }
-
-    /// What `result`, of `tool`, takes when held to its tool's limit alone: counted once, and
-    /// kept, as a history sent again shares its turns' budgets again on every request.
-    fn demand(&self, result: &Found<'_>, tool: &str) -> usize {
-        let limit = self.limits.limit_for(tool);
-        let key = cache::Key::of_demand(result.content.json().get(), limit);
-        let (entry, _) = self.cache.get_or_make(key, || cache::Entry {
-            cut: None,
-            tokens: Some(self.limits.demand(tool, &result.content.text())),
+        let rate_limit = rate_limit.filter(|_| self.limits.rate_limit_share().is_some());
+        let budget = self.budget(rate_limit);
+        let mut records = self.lay_out(api.results(&request), budget);
+        let fit = budget.and_then(|budget| {
+            let rate_limit = rate_limit.map(|limit| (limit, readable.as_ref()));
+            self.fit(&mut records, budget, rate_limit)
         });
-        entry.tokens.unwrap_or_default()
+        Ok(capped(body, &readable, records, fit))
     }
 }
 
-/// The capped request: `body`, read as `readable`, with each result of `found` replaced as its
-/// fate says, and the figures.
+/// The capped request: `body`, read as `readable`, with each result of `records` replaced as
+/// its fate says, and the figures.
 fn capped(
     body: &str,
     readable: &str,
-    found: &[Found<'_>],
-    fates: Vec<Fate>,
+    records: Vec<Record<'_>>,
     rate_limit: Option<RateLimitFit>,
 ) -> CappedRequest {
     let mut splices = Splices::default();
     let mut cuts = Vec::new();
     let mut tokens = Some((0, 0));
-    for (result, fate) in found.iter().zip(fates) {
+    let any = !records.is_empty();
+    for Record { result, fate, .. } in records {
         tokens = tokens.zip(fate.tokens).map(|((before, after), it)| {
             let came = fate.cut.as_ref().map_or(it, |(_, cut)| cut.original_tokens);
             (before + came, after + it)
@@ -489,7 +414,7 @@ fn capped(
         if let Some((json, truncation)) = fate.cut {
             splices.replace(readable, result.content.json().get(), json);
             cuts.push(ResultCut {
-                tool: result.tool.clone(),
+                tool: result.tool,
                 outcome: result.outcome,
                 truncation,
                 cached: fate.cached,
@@ -500,7 +425,7 @@ fn capped(
     CappedRequest {
         body: splices.apply(body),
         cuts,
-        result_tokens: tokens.filter(|_| !found.is_empty()),
+        result_tokens: tokens.filter(|_| any),
         rate_limit,
     }
 }
