@@ -110,33 +110,7 @@ Examples:
   tool-output-cap gateway -- codex
   tool-output-cap gateway -- gemini
   tool-output-cap gateway --upstream https://api.anthropic.com --listen 127.0.0.1:8340")]
-    Gateway {
-        #[command(flatten)]
-        limit: LimitArgs,
-        #[command(flatten)]
-        request_budget: RequestArgs,
-        /// The share of the per-minute input-token limit that the model API reports on its
-        /// answers, for the tool results of each request together, once it is known; no more
-        /// than the rest of the request leaves under the limit [default: the manifest's
-        /// rate_limit_share, else none].
-        #[arg(long, value_name = "FRACTION")]
-        rate_limit_share: Option<tool_output_cap::RateLimitShare>,
-        #[command(flatten)]
-        server: ServerArgs,
-        /// The model API to forward to [default: with HOST, the one it would have used].
-        #[arg(long, value_name = "URL")]
-        upstream: Option<String>,
-        /// The address to listen on [default: 127.0.0.1:8340; with HOST, a free loopback port].
-        #[arg(long, value_name = "ADDRESS")]
-        listen: Option<std::net::SocketAddr>,
-        /// The host to run pointed at the gateway, and its arguments, after `--`.
-        #[arg(
-            trailing_var_arg = true,
-            allow_hyphen_values = true,
-            value_name = "HOST"
-        )]
-        host: Vec<String>,
-    },
+    Gateway(GatewayArgs),
     /// Reads stdin and writes it to stdout, capped.
     #[command(after_help = "\
 Example:
@@ -158,6 +132,36 @@ Example:
         #[command(flatten)]
         counting: CountingArgs,
     },
+}
+
+/// `gateway`'s flags.
+#[derive(Debug, clap::Args)]
+pub(crate) struct GatewayArgs {
+    #[command(flatten)]
+    pub(crate) limit: LimitArgs,
+    #[command(flatten)]
+    pub(crate) request_budget: RequestArgs,
+    /// The share of the per-minute input-token limit that the model API reports on its
+    /// answers, for the tool results of each request together, once it is known; no more
+    /// than the rest of the request leaves under the limit [default: the manifest's
+    /// rate_limit_share, else none].
+    #[arg(long, value_name = "FRACTION")]
+    pub(crate) rate_limit_share: Option<tool_output_cap::RateLimitShare>,
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+    /// The model API to forward to [default: with HOST, the one it would have used].
+    #[arg(long, value_name = "URL")]
+    pub(crate) upstream: Option<String>,
+    /// The address to listen on [default: 127.0.0.1:8340; with HOST, a free loopback port].
+    #[arg(long, value_name = "ADDRESS")]
+    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// The host to run pointed at the gateway, and its arguments, after `--`.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "HOST"
+    )]
+    pub(crate) host: Vec<String>,
 }
 
 /// A command to run and its arguments: the first argument that is not a flag of ours, or
@@ -247,8 +251,9 @@ pub(crate) struct ServerArgs {
     /// before the headers, the answer ended after them.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub(crate) upstream_timeout: u64,
-    /// The most client connections open at once; more wait to be accepted [default: a third
-    /// of the open-file limit, each connection needing one of its own and one to the upstream].
+    /// The most client connections open at once; more wait to be accepted, and that is logged
+    /// once [default: a third of the open-file limit, which the gateway raises to its hard
+    /// limit at start, each connection needing one of its own and one to the upstream].
     #[arg(long, value_name = "N")]
     pub(crate) max_connections: Option<usize>,
     /// The most bytes of cuts kept, so that a history sent again is not cut again; 0 keeps

@@ -18,7 +18,7 @@ pub(crate) fn check_request(
     file: &Path,
     route: Option<&str>,
 ) -> Result<u8, Failure> {
-    let config = Config::for_requests(args, budget)?;
+    let config = Config::for_requests(args, budget, None)?;
     let body = std::fs::read_to_string(file)
         .map_err(|e| Failure::io(format!("cannot read the request {}: {e}", file.display())))?;
     let api = match route {

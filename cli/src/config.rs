@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use tool_output_cap::{Keep, LimitError, Manifest, ToolLimit, ToolOutputLimits};
+use tool_output_cap::{Keep, LimitError, Manifest, RateLimitShare, ToolLimit, ToolOutputLimits};
 
 use crate::args::{CountingArgs, LimitArgs, RequestArgs};
 use crate::Failure;
@@ -48,16 +48,23 @@ impl Config {
 
     /// The limits of the flags over the manifest's, for a model API request's cap: the proxy's
     /// ([`for_every_tool`](Self::for_every_tool)), with `--max-tokens-per-request` over the
-    /// manifest's `max_tokens_per_request`.
-    pub(crate) fn for_requests(args: &LimitArgs, request: &RequestArgs) -> Result<Self, Failure> {
+    /// manifest's `max_tokens_per_request`, and `rate_limit_share` (the gateway's
+    /// `--rate-limit-share`), if given, over its `rate_limit_share`.
+    pub(crate) fn for_requests(
+        args: &LimitArgs,
+        request: &RequestArgs,
+        rate_limit_share: Option<RateLimitShare>,
+    ) -> Result<Self, Failure> {
         let config = Config::for_every_tool(args)?;
-        let Some(max_tokens) = request.max_tokens_per_request else {
-            return Ok(config);
-        };
-        let limits = config
-            .limits
-            .with_max_tokens_per_request(max_tokens)
-            .map_err(|e| Failure::usage(format!("--max-tokens-per-request {e}")))?;
+        let mut limits = config.limits;
+        if let Some(max_tokens) = request.max_tokens_per_request {
+            limits = limits
+                .with_max_tokens_per_request(max_tokens)
+                .map_err(|e| Failure::usage(format!("--max-tokens-per-request {e}")))?;
+        }
+        if let Some(share) = rate_limit_share {
+            limits = limits.with_rate_limit_share(share);
+        }
         Ok(Config { limits, ..config })
     }
 

@@ -22,6 +22,7 @@ mod check;
 mod check_request;
 mod child;
 mod config;
+mod failure;
 mod filter;
 mod gateway;
 mod last_output;
@@ -34,6 +35,7 @@ mod run;
 mod signals;
 
 use args::{Args, Command};
+use failure::Failure;
 
 /// How long the logs have to reach stderr once the work is done: a host that does not read it
 /// is not waited for.
@@ -86,21 +88,7 @@ where
             tool,
             command,
         } => run::run_capped(&limit, tool.tool.as_deref(), &command.command),
-        Command::Gateway {
-            limit,
-            request_budget,
-            rate_limit_share,
-            server,
-            upstream,
-            listen,
-            host,
-        } => {
-            let budgets = gateway::Budgets {
-                request: &request_budget,
-                rate_limit_share,
-            };
-            gateway::gateway(&limit, budgets, &server, upstream.as_deref(), listen, &host)
-        }
+        Command::Gateway(args) => gateway::gateway(&args),
         Command::Cap { limit, tool } => filter::cap(&limit, tool.tool.as_deref()).map(|()| 0),
         Command::Count { manifest, counting } => {
             filter::count(manifest.as_deref(), &counting).map(|()| 0)
@@ -112,43 +100,4 @@ where
     });
     log::flush(LOGS_FLUSH);
     code
-}
-
-/// What stops the binary before it could do its job: said on stderr, with an exit code.
-#[derive(Debug)]
-pub(crate) struct Failure {
-    message: String,
-    code: u8,
-}
-
-impl Failure {
-    /// A bad flag or manifest: exit code 2.
-    pub(crate) fn usage(message: impl Into<String>) -> Self {
-        Failure {
-            message: message.into(),
-            code: 2,
-        }
-    }
-
-    /// Reading or writing failed, or a server did not answer: exit code 1.
-    pub(crate) fn io(message: impl Into<String>) -> Self {
-        Failure {
-            message: message.into(),
-            code: 1,
-        }
-    }
-
-    /// The command could not be started: exit code 127, as a shell says.
-    pub(crate) fn not_started(message: impl Into<String>) -> Self {
-        Failure {
-            message: message.into(),
-            code: 127,
-        }
-    }
-}
-
-impl From<tool_output_cap::ManifestError> for Failure {
-    fn from(error: tool_output_cap::ManifestError) -> Self {
-        Failure::usage(error.to_string())
-    }
 }

@@ -525,3 +525,76 @@ fn a_password_in_the_upstream_is_never_printed_and_a_public_listen_warns() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_password_in_the_upstream_goes_as_basic_auth_and_reaches_no_log_at_trace() {
+    let fake = Fake::start(None).await;
+    let (scheme, address) = fake.url.split_once("://").unwrap();
+    let upstream = format!("{scheme}://someone:secret-password@{address}");
+    let basic = "Basic c29tZW9uZTpzZWNyZXQtcGFzc3dvcmQ="; // base64("someone:secret-password")
+    let trace = [("RUST_LOG", "trace,hyper=trace,hyper_util=trace")];
+    for run in 0..20 {
+        let gateway = Gateway::start("password", &upstream, &["--max-tokens", "1000"], &trace);
+        let url = format!("{}/v1/messages", gateway.url);
+        let body = with_result(&listing(3000)).to_string();
+        // Two requests, the second on the pool's idle connection; one with a key of its own.
+        let (status, _, _) = post(&url, &[], body.clone()).await;
+        assert_eq!(status, StatusCode::OK, "{}", gateway.stderr());
+        let (status, _, _) = post(&url, &[("authorization", "Bearer own-key")], body).await;
+        assert_eq!(status, StatusCode::OK, "{}", gateway.stderr());
+        let seen = fake.seen();
+        let authorization = |at: usize| seen[seen.len() - 2 + at].headers["authorization"].clone();
+        assert_eq!(authorization(0), basic);
+        assert_eq!(
+            authorization(1),
+            "Bearer own-key",
+            "a request's own key is kept"
+        );
+        let stderr = std::sync::Arc::clone(&gateway.stderr);
+        drop(gateway); // Ended, so that its log is whole.
+        let log = stderr.lock().unwrap().clone();
+        assert!(
+            log.contains("TRACE"),
+            "run {run}: the log is at trace: {log}"
+        );
+        assert!(
+            !log.contains("secret-password") && !log.contains(&basic[6..]),
+            "run {run}: {log}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_thousand_idle_connections_lock_no_new_client_out() {
+    #[cfg(unix)]
+    {
+        use nix::sys::resource::{getrlimit, setrlimit, Resource};
+        let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).unwrap();
+        if hard < 4096 {
+            eprintln!("skipped: 1,100 connections need a hard open-file limit of 4096, not {hard}");
+            return;
+        }
+        // This process holds the client side of every connection.
+        setrlimit(Resource::RLIMIT_NOFILE, soft.max(4096), hard).unwrap();
+    }
+    let fake = Fake::start(None).await;
+    // Started with the usual soft limit of 1024, under which a third is 341 connections.
+    let gateway = Gateway::start_under_ulimit("idle", &fake.url, &[], "-Sn 1024");
+    let address = gateway.url.trim_start_matches("http://").to_owned();
+    let mut idle = Vec::new();
+    for _ in 0..1100 {
+        idle.push(TcpStream::connect(&address).await.unwrap());
+    }
+    let url = format!("{}/v1/messages", gateway.url);
+    let served = tokio::time::timeout(
+        Duration::from_secs(10),
+        post(&url, &[], with_result("a.rs").to_string()),
+    )
+    .await;
+    assert!(
+        matches!(served, Ok((StatusCode::OK, _, _))),
+        "a new client, behind 1,100 idle connections: {served:?}\n{}",
+        gateway.stderr()
+    );
+    drop(idle);
+}

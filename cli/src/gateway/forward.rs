@@ -11,13 +11,13 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use tokio::sync::Semaphore;
-use tool_output_cap::wire::{Api, RequestCap};
+use tool_output_cap::wire::{Api, RateLimit, RequestCap};
 
 use super::answer::{answered, error_answer, AnswerBody};
 use super::body::{read, Read};
 use super::encoding::{decode, NotDecoded};
 use super::metrics::{Metrics, Unread};
-use super::rate_limit::{log_fit, RateLimit};
+use super::rate_limit::{self, log_fit};
 use super::upstream::{Body, Upstream};
 use super::TARGET;
 use crate::args::ServerArgs;
@@ -93,7 +93,7 @@ async fn sent_on(
         return error_answer(api, StatusCode::GATEWAY_TIMEOUT, &why);
     };
     if let (Ok(answer), Some(share)) = (&answer, gateway.cap.limits().rate_limit_share()) {
-        if let Some(limit) = gateway.rate_limit.learn(answer.headers(), share) {
+        if let Some(limit) = rate_limit::learn(&gateway.rate_limit, answer.headers(), share) {
             gateway.metrics.rate_limit(limit);
         }
     }
@@ -189,11 +189,9 @@ fn capped(
         unread(Unread::NotUtf8, "a body that is not UTF-8");
         return None;
     };
-    let capped = match gateway.rate_limit.get() {
-        Some(limit) => gateway.cap.cap_within_rate_limit(api, text, limit),
-        None => gateway.cap.cap(api, text),
-    };
-    let capped = capped
+    let capped = gateway
+        .cap
+        .cap_learned(api, text, &gateway.rate_limit)
         .map_err(|error| unread(Unread::NotJson, &error.to_string()))
         .ok()?;
     log_fit(&capped, route);

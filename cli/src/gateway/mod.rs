@@ -9,10 +9,9 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
-use tool_output_cap::wire::RequestCap;
-use tool_output_cap::RateLimitShare;
+use tool_output_cap::wire::{RateLimit, RequestCap};
 
-use crate::args::{LimitArgs, RequestArgs, ServerArgs};
+use crate::args::GatewayArgs;
 use crate::config::Config;
 use crate::{child, log, Failure};
 
@@ -28,7 +27,6 @@ mod upstream;
 
 use forward::Gateway;
 use host::Host;
-use rate_limit::RateLimit;
 use upstream::Upstream;
 
 /// The `tracing` target of the gateway's events.
@@ -38,33 +36,16 @@ const TARGET: &str = "tool_output_cap::gateway";
 pub(crate) const DEFAULT_LISTEN: SocketAddr =
     SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8340);
 
-/// The budgets of a request's tool results together that the gateway's flags give.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Budgets<'a> {
-    pub(crate) request: &'a RequestArgs,
-    pub(crate) rate_limit_share: Option<RateLimitShare>,
-}
-
-/// Serves the gateway: until SIGTERM, SIGINT or SIGHUP without `host`; with it, until the host
+/// Serves the gateway: until SIGTERM, SIGINT or SIGHUP without a host; with one, until the host
 /// it runs exits, whose exit code is this process's.
-pub(crate) fn gateway(
-    args: &LimitArgs,
-    budgets: Budgets<'_>,
-    server: &ServerArgs,
-    upstream: Option<&str>,
-    listen: Option<SocketAddr>,
-    host: &[String],
-) -> Result<u8, Failure> {
-    let mut limits = Config::for_requests(args, budgets.request)?.limits;
-    if let Some(share) = budgets.rate_limit_share {
-        limits = limits.with_rate_limit_share(share);
-    }
-    let known = host
+pub(crate) fn gateway(args: &GatewayArgs) -> Result<u8, Failure> {
+    let known = args
+        .host
         .first()
         .map(|program| known_host(program))
         .transpose()?;
-    let upstream_url = match (upstream, known) {
-        (Some(url), _) => url.to_owned(),
+    let upstream_url = match (&args.upstream, known) {
+        (Some(url), _) => url.clone(),
         (None, Some(host)) => host.upstream(),
         (None, None) => {
             return Err(Failure::usage(
@@ -72,29 +53,18 @@ pub(crate) fn gateway(
             ))
         }
     };
-    let connect_timeout = Duration::from_secs(server.connect_timeout);
-    let gateway = Arc::new(Gateway {
-        upstream: Upstream::new(&upstream_url, connect_timeout).map_err(Failure::usage)?,
-        cap: RequestCap::new(limits).with_cache_bytes(server.cache_bytes),
-        rate_limit: RateLimit::default(),
-        server: server.clone(),
-        metrics: Arc::default(),
-        capping: Arc::new(Semaphore::new(
-            std::thread::available_parallelism().map_or(1, usize::from),
-        )),
-    });
-    let upstream_url = upstream::without_userinfo(&upstream_url);
+    let gateway = Arc::new(Gateway::new(args, &upstream_url)?);
     crate::allocator::give_large_blocks_back();
+    raise_open_file_limit();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
     // With a host, on a free port of its own; alone, on the port users point their hosts at.
-    let listen = listen.unwrap_or(match known {
+    let listen = args.listen.unwrap_or(match known {
         Some(_) => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0),
         None => DEFAULT_LISTEN,
     });
-    // On this thread, the main one, so that the host dies with the process (`child::command`).
     if !listen.ip().is_loopback() {
         tracing::warn!(
             target: TARGET,
@@ -102,29 +72,74 @@ pub(crate) fn gateway(
              key to the upstream and authenticates no one"
         );
     }
+    // On this thread, the main one, so that the host dies with the process (`child::command`).
     let outcome = runtime.block_on(async {
-        if let Some(address) = server.metrics {
+        if let Some(address) = args.server.metrics {
             metrics::serve(address, Arc::clone(&gateway.metrics))
                 .await
                 .map_err(Failure::io)?;
         }
         let (listener, url) = bind(listen).await?;
         match known {
-            Some(known) => run_host(known, host, listener, gateway, &url).await,
-            None => {
-                log::say(format!(
-                    "tool-output-cap gateway: {url} stands for {upstream_url}\n"
-                ));
-                let stop = async {
-                    crate::signals::shutdown_signal().await;
-                };
-                serve::serve(listener, gateway, stop).await;
-                Ok(0)
-            }
+            Some(known) => run_host(known, &args.host, listener, gateway, &url).await,
+            None => serve_alone(listener, gateway, &url, &upstream_url).await,
         }
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     outcome
+}
+
+impl Gateway {
+    /// The gateway to `upstream_url` that `args` describe.
+    fn new(args: &GatewayArgs, upstream_url: &str) -> Result<Self, Failure> {
+        let limits =
+            Config::for_requests(&args.limit, &args.request_budget, args.rate_limit_share)?.limits;
+        let connect_timeout = Duration::from_secs(args.server.connect_timeout);
+        Ok(Gateway {
+            upstream: Upstream::new(upstream_url, connect_timeout).map_err(Failure::usage)?,
+            cap: RequestCap::new(limits).with_cache_bytes(args.server.cache_bytes),
+            rate_limit: RateLimit::new(),
+            server: args.server.clone(),
+            metrics: Arc::default(),
+            capping: Arc::new(Semaphore::new(
+                std::thread::available_parallelism().map_or(1, usize::from),
+            )),
+        })
+    }
+}
+
+/// Serves `gateway` on `listener`, at `url`, until SIGTERM, SIGINT or SIGHUP.
+async fn serve_alone(
+    listener: TcpListener,
+    gateway: Arc<Gateway>,
+    url: &str,
+    upstream_url: &str,
+) -> Result<u8, Failure> {
+    let (shown, _) = upstream::split_userinfo(upstream_url);
+    log::say(format!(
+        "tool-output-cap gateway: {url} stands for {shown}\n"
+    ));
+    let stop = async {
+        crate::signals::shutdown_signal().await;
+    };
+    serve::serve(listener, gateway, stop).await;
+    Ok(0)
+}
+
+/// Raises the soft limit of open files to the hard one: each connection takes one, and one more
+/// to the upstream, and a host's idle keep-alive connections add up.
+fn raise_open_file_limit() {
+    #[cfg(unix)]
+    {
+        use nix::sys::resource::{getrlimit, setrlimit, Resource};
+        if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+            if soft < hard {
+                if let Err(error) = setrlimit(Resource::RLIMIT_NOFILE, hard, hard) {
+                    tracing::debug!(target: TARGET, soft, hard, "cannot raise the open-file limit: {error}");
+                }
+            }
+        }
+    }
 }
 
 /// The host `program` names, or a usage error saying which the gateway runs.

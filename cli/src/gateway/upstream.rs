@@ -6,7 +6,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use hyper::body::Incoming;
-use hyper::header::{HeaderName, HOST};
+use hyper::header::{HeaderName, HeaderValue, AUTHORIZATION, HOST};
 use hyper::{Request, Response, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -20,7 +20,12 @@ pub(super) type Body = BoxBody<Bytes, hyper::Error>;
 #[derive(Debug, Clone)]
 pub(super) struct Upstream {
     scheme: hyper::http::uri::Scheme,
+    /// The host and port alone: a user and password in `--upstream` are never in a URI, where
+    /// hyper's pool would log them as its key.
     authority: hyper::http::uri::Authority,
+    /// The user and password of `--upstream`, as a sensitive `Basic` value, for requests that
+    /// bring no `Authorization` of their own.
+    basic: Option<HeaderValue>,
     /// The upstream URL's path, without its trailing `/`: the gateway's `/` stands for it.
     prefix: String,
     client: Client<HttpsConnector<HttpConnector>, Body>,
@@ -43,8 +48,8 @@ impl Upstream {
     /// The upstream at `url`, an `http` or `https` URL; HTTPS is verified against the system's
     /// certificate authorities, or those in the file `SSL_CERT_FILE` names.
     pub(super) fn new(url: &str, connect_timeout: Duration) -> Result<Self, String> {
-        let shown = without_userinfo(url);
-        let uri: Uri = url
+        let (shown, userinfo) = split_userinfo(url);
+        let uri: Uri = shown
             .parse()
             .map_err(|e| format!("--upstream {shown:?} is not a URL: {e}"))?;
         let (Some(scheme), Some(authority)) = (uri.scheme().cloned(), uri.authority().cloned())
@@ -76,6 +81,7 @@ impl Upstream {
         Ok(Upstream {
             scheme,
             authority,
+            basic: userinfo.map(basic),
             prefix: uri.path().trim_end_matches('/').to_owned(),
             client: Client::builder(TokioExecutor::new()).build(connector),
         })
@@ -102,23 +108,39 @@ impl Upstream {
         *request.version_mut() = hyper::Version::HTTP_11;
         // The client names the upstream's host itself.
         request.headers_mut().remove(HOST);
+        if let Some(basic) = &self.basic {
+            if !request.headers().contains_key(AUTHORIZATION) {
+                request.headers_mut().insert(AUTHORIZATION, basic.clone());
+            }
+        }
         without_hop_by_hop(request.headers_mut());
         self.client.request(request).await
     }
 }
 
-/// `url` with no user or password in it, to be shown.
-pub(super) fn without_userinfo(url: &str) -> String {
-    match url.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-            match rest[..authority_end].rfind('@') {
-                Some(at) => format!("{scheme}://{}", &rest[at + 1..]),
-                None => url.to_owned(),
-            }
-        }
-        None => url.to_owned(),
+/// `url` with no user or password in it, to be shown and sent to; and its user and password,
+/// if it has them.
+pub(super) fn split_userinfo(url: &str) -> (String, Option<&str>) {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return (url.to_owned(), None);
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority_end].rfind('@') {
+        Some(at) => (format!("{scheme}://{}", &rest[at + 1..]), Some(&rest[..at])),
+        None => (url.to_owned(), None),
     }
+}
+
+/// The `Authorization: Basic` value of `userinfo`, `user:password` as a URL holds it
+/// (percent-encoded), marked sensitive so that hyper never logs it.
+fn basic(userinfo: &str) -> HeaderValue {
+    use base64::Engine;
+    let decoded = percent_encoding::percent_decode_str(userinfo).collect::<Vec<u8>>();
+    let encoded = base64::engine::general_purpose::STANDARD.encode(decoded);
+    let mut value =
+        HeaderValue::try_from(format!("Basic {encoded}")).expect("base64 is a valid header value");
+    value.set_sensitive(true);
+    value
 }
 
 /// Removes the headers of one connection, those `Connection` names among them.
@@ -132,5 +154,24 @@ pub(super) fn without_hop_by_hop(headers: &mut hyper::HeaderMap) {
         .collect();
     for name in named.iter().chain(&HOP_BY_HOP.map(HeaderName::from_static)) {
         headers.remove(name);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_user_and_password_leave_the_url_for_a_sensitive_basic_header() {
+        let (url, userinfo) = split_userinfo("https://me:p%40ss@api.example.com:8443/v1?x=a@b");
+        assert_eq!(url, "https://api.example.com:8443/v1?x=a@b");
+        let value = basic(userinfo.unwrap());
+        // base64("me:p@ss")
+        assert_eq!(value, "Basic bWU6cEBzcw==");
+        assert!(value.is_sensitive());
+        assert_eq!(
+            split_userinfo("http://127.0.0.1:9/a@b"),
+            ("http://127.0.0.1:9/a@b".to_owned(), None)
+        );
     }
 }

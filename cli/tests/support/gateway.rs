@@ -192,7 +192,34 @@ impl Gateway {
     /// `tool-output-cap gateway --upstream UPSTREAM --listen 127.0.0.1:0 ARGS` with `env`.
     pub fn start(name: &str, upstream: &str, args: &[&str], env: &[(&str, &str)]) -> Gateway {
         let dir = scratch("gateway", name);
-        let mut child = binary(&dir)
+        Gateway::spawn(binary(&dir), dir, upstream, args, env)
+    }
+
+    /// [`start`](Self::start), started by `sh` after `ulimit ULIMIT` (as `-Sn 1024`).
+    pub fn start_under_ulimit(name: &str, upstream: &str, args: &[&str], ulimit: &str) -> Gateway {
+        let dir = scratch("gateway", name);
+        let binary = binary(&dir);
+        let mut shell = std::process::Command::new("sh");
+        shell
+            .args(["-c", &format!("ulimit {ulimit} && exec \"$0\" \"$@\"")])
+            .arg(binary.get_program());
+        for (name, value) in binary.get_envs() {
+            match value {
+                Some(value) => shell.env(name, value),
+                None => shell.env_remove(name),
+            };
+        }
+        Gateway::spawn(shell, dir, upstream, args, &[])
+    }
+
+    fn spawn(
+        mut command: std::process::Command,
+        dir: std::path::PathBuf,
+        upstream: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> Gateway {
+        let mut child = command
             .args(["gateway", "--upstream", upstream, "--listen", "127.0.0.1:0"])
             .args(args)
             .envs(env.iter().copied())
