@@ -56,6 +56,26 @@ export interface LimitsOptions {
   maxTokensPerTurn?: number;
   /** All the tool results of one model API request together (`capRequest`). */
   maxTokensPerRequest?: number;
+  /** Their share of the provider's per-minute input-token limit, once a `RateLimit` learned it. */
+  rateLimitShare?: number;
+}
+
+/** `capRequest`'s options. */
+export interface CapRequestOptions {
+  /** The provider's per-minute limit, learned: with `rateLimitShare`, the results stay within that share of it. */
+  rateLimit?: RateLimit;
+}
+
+/**
+ * The per-minute input-token limit a provider reports on its answers, learned for the requests
+ * after them. One for each provider key (each model behind a router); shared by every request.
+ */
+export declare class RateLimit {
+  constructor();
+  /** Learns the limit `headers` report (the provider's own, or LiteLLM's `llm_provider-` copies): the limit, or null. */
+  learn(headers: Headers | Record<string, string | number | undefined>): number | null;
+  /** The limit learned so far; null before. */
+  readonly limit: number | null;
 }
 
 /** The model APIs whose requests `capRequest` reads. */
@@ -127,8 +147,8 @@ export declare class Limits {
    * of the tool whose call it answers, as the gateway cuts it; the cuts are kept between calls.
    * A body that is not a JSON object throws.
    */
-  capRequest(api: Api, body: string | object): CappedRequest;
-  capRequestAsync(api: Api, body: string | object): Promise<CappedRequest>;
+  capRequest(api: Api, body: string | object, options?: CapRequestOptions): CappedRequest;
+  capRequestAsync(api: Api, body: string | object, options?: CapRequestOptions): Promise<CappedRequest>;
   count(text: string): number;
   /** The limit of `toolName`'s outputs, the note included. */
   maxTokensFor(toolName: string): number;

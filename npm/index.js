@@ -103,12 +103,12 @@ class Limits {
   }
 
   /** A model API request's tool results capped, as the gateway caps them. */
-  capRequest(api, body) {
-    return this.#native.capRequest(expect("api", api, "string"), requestBody(body));
+  capRequest(api, body, options) {
+    return this.#native.capRequest(expect("api", api, "string"), requestBody(body), rateLimitOf(options));
   }
 
-  async capRequestAsync(api, body) {
-    return this.#native.capRequestAsync(expect("api", api, "string"), requestBody(body));
+  async capRequestAsync(api, body, options) {
+    return this.#native.capRequestAsync(expect("api", api, "string"), requestBody(body), rateLimitOf(options));
   }
 
   count(text) {
@@ -130,6 +130,44 @@ class Limits {
   }
 }
 
+/** The per-minute input-token limit a provider reports, learned from its answers' headers. */
+class RateLimit {
+  #native = new native.NativeRateLimit();
+
+  /**
+   * Learns the limit `headers` report (a `Headers`, or an object of names and values: the
+   * provider's own, or LiteLLM's copies prefixed `llm_provider-`); the limit, or null.
+   */
+  learn(headers) {
+    if (headers === null || typeof headers !== "object" || Array.isArray(headers)) {
+      throw new TypeError(`headers must be a Headers or an object, found ${kind(headers)}`);
+    }
+    const entries = typeof headers.entries === "function" ? [...headers.entries()] : Object.entries(headers);
+    const pairs = entries.filter(([, value]) => value !== undefined && value !== null).map(([name, value]) => [name, String(value)]);
+    return this.#native.learn(Object.fromEntries(pairs));
+  }
+
+  /** The limit learned so far; null before. */
+  get limit() {
+    return this.#native.limit;
+  }
+
+  /** The addon's own, for `capRequest`. */
+  static native(rateLimit) {
+    return rateLimit.#native;
+  }
+}
+
+/** The `rateLimit` of `capRequest`'s options, checked: the addon's own, or undefined. */
+function rateLimitOf(options) {
+  if (options === undefined || options === null) return undefined;
+  if (typeof options !== "object" || Array.isArray(options)) throw new TypeError(`options must be an object, found ${kind(options)}`);
+  const { rateLimit } = options;
+  if (rateLimit === undefined || rateLimit === null) return undefined;
+  if (!(rateLimit instanceof RateLimit)) throw new TypeError(`options.rateLimit must be a RateLimit, found ${kind(rateLimit)}`);
+  return RateLimit.native(rateLimit);
+}
+
 /** A request's body as JSON text: the text itself, or an object written as JSON. */
 function requestBody(body) {
   if (typeof body === "string") return body;
@@ -148,4 +186,4 @@ function manifest(make) {
   }
 }
 
-module.exports = { count, countAsync, cap, capAsync, Limits, ManifestError };
+module.exports = { count, countAsync, cap, capAsync, Limits, RateLimit, ManifestError };

@@ -10,7 +10,7 @@ use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
 use crate::capped::{Capped, CappedJson, Truncation};
 use crate::errors::{invalid, refused};
-use crate::request::{self, CappedRequest};
+use crate::request::{self, CappedRequest, RateLimit};
 use crate::task::Work;
 
 /// The options of a tool's cap.
@@ -142,16 +142,32 @@ impl Limits {
     /// call it answers, as the gateway cuts it: the capped body (`null` when nothing needed a
     /// cut) and each cut. The cuts are kept between calls, so a history sent again is not
     /// counted again. A body that is not a JSON object is an error.
+    /// With `rateLimit`, a `RateLimit` that has learned the provider's per-minute limit, and
+    /// `rateLimitShare`, the tool results together stay within that share of it.
     #[napi]
-    pub fn cap_request(&self, api: String, body: String) -> Result<CappedRequest> {
-        request::cap(request_cap(&self.0, &self.1), &api, &body)
+    pub fn cap_request(
+        &self,
+        api: String,
+        body: String,
+        rate_limit: Option<&RateLimit>,
+    ) -> Result<CappedRequest> {
+        let learned = rate_limit.map(|rate_limit| rate_limit.0.as_ref());
+        request::cap(request_cap(&self.0, &self.1), &api, &body, learned)
     }
 
     /// [`cap_request`](Self::cap_request) on the libuv pool.
     #[napi(ts_return_type = "Promise<CappedRequest>")]
-    pub fn cap_request_async(&self, api: String, body: String) -> AsyncTask<Work<CappedRequest>> {
+    pub fn cap_request_async(
+        &self,
+        api: String,
+        body: String,
+        rate_limit: Option<&RateLimit>,
+    ) -> AsyncTask<Work<CappedRequest>> {
         let (limits, cap) = (Arc::clone(&self.0), Arc::clone(&self.1));
-        Work::spawn(move || request::cap(request_cap(&limits, &cap), &api, &body))
+        let learned = rate_limit.map(|rate_limit| Arc::clone(&rate_limit.0));
+        Work::spawn(move || {
+            request::cap(request_cap(&limits, &cap), &api, &body, learned.as_deref())
+        })
     }
 
     /// The tokens of `text` with these limits' tokenizer.

@@ -12,7 +12,7 @@ import { test } from "node:test";
 import { Tiktoken } from "js-tiktoken/lite";
 import cl100k_base from "js-tiktoken/ranks/cl100k_base";
 import o200k_base from "js-tiktoken/ranks/o200k_base";
-import { cap, capAsync, count, countAsync, Limits, ManifestError } from "tool-output-cap";
+import { cap, capAsync, count, countAsync, Limits, ManifestError, RateLimit } from "tool-output-cap";
 import { NO_FIT } from "./shapes.mjs";
 
 const NOTE = /\ntruncated: (\d+) tokens dropped, refine your query(: .*)?$/;
@@ -165,6 +165,33 @@ test("a bad argument is a TypeError that names it", async () => {
   // The variants on the libuv pool reject with it.
   await assert.rejects(countAsync(null), { name: "TypeError", message: "text must be a string, found null" });
   await assert.rejects(limits.capAsync("Glob", 1), { name: "TypeError", message: "text must be a string, found a number" });
+});
+
+test("a RateLimit learns the provider's limit from its headers, and capRequest keeps within rateLimitShare of it", async () => {
+  const limits = new Limits({ defaultMaxTokens: 5000, rateLimitShare: 0.5 });
+  const messages = [{ role: "user", content: "go" }];
+  for (let at = 0; at < 6; at++) {
+    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${at}`, name: "Glob", input: {} }] });
+    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${at}`, content: listing }] });
+  }
+  const sum = (capped) => JSON.parse(capped.body).messages.filter((_, at) => at % 2 === 0 && at > 0).reduce((sum, m) => sum + count(m.content[0].content), 0);
+  const rateLimit = new RateLimit();
+  assert.equal(rateLimit.limit, null);
+  // Before any answer reported a limit: each result within its tool's limit alone.
+  const before = limits.capRequest("anthropic", { messages }, { rateLimit });
+  assert.ok(sum(before) > 15000, `${sum(before)}`);
+  assert.equal(rateLimit.learn({ "content-type": "application/json" }), null);
+  assert.equal(rateLimit.learn(new Headers({ "anthropic-ratelimit-input-tokens-limit": "30000" })), 30000);
+  assert.equal(rateLimit.learn({ "llm_provider-x-ratelimit-limit-tokens": 40000 }), 40000, "LiteLLM's copy, a number");
+  assert.equal(rateLimit.learn({ "anthropic-ratelimit-input-tokens-limit": "30000" }), 30000);
+  assert.equal(rateLimit.limit, 30000);
+  const capped = limits.capRequest("anthropic", { messages }, { rateLimit });
+  assert.ok(sum(capped) <= 15000, `${sum(capped)}`);
+  assert.ok(capped.cuts[0].elided);
+  const again = await limits.capRequestAsync("anthropic", { messages }, { rateLimit });
+  assert.equal(again.body, capped.body);
+  assert.throws(() => limits.capRequest("anthropic", { messages }, { rateLimit: 30000 }), { name: "TypeError", message: "options.rateLimit must be a RateLimit, found a number" });
+  assert.throws(() => rateLimit.learn("x"), { name: "TypeError", message: "headers must be a Headers or an object, found a string" });
 });
 
 test("capRequest caps a request's tool results as the gateway does, within maxTokensPerRequest", async () => {

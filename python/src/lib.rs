@@ -77,6 +77,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Limits>()?;
     m.add_class::<request::CappedRequest>()?;
     m.add_class::<request::RequestCut>()?;
+    m.add_class::<request::RateLimit>()?;
     m.add_function(wrap_pyfunction!(request::api_for_path, m)?)?;
     m.add("ManifestError", m.py().get_type::<ManifestError>())?;
     Ok(())

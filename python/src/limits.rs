@@ -11,7 +11,7 @@ use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
 use crate::capped::{Capped, CappedJson, Truncation};
 use crate::errors::{manifest_error, refused};
-use crate::request::{self, CappedRequest};
+use crate::request::{self, CappedRequest, RateLimit};
 use crate::text::Text;
 
 /// What `cap_texts` keeps of each part: `None` for a part wholly cut out.
@@ -37,7 +37,7 @@ impl Limits {
 #[pymethods]
 impl Limits {
     #[new]
-    #[pyo3(signature = (default_max_tokens = None, default_keep = None, per_tool = None, encoding = None, tokenizer_file = None, max_tokens_per_turn = None, max_tokens_per_request = None))]
+    #[pyo3(signature = (default_max_tokens = None, default_keep = None, per_tool = None, encoding = None, tokenizer_file = None, max_tokens_per_turn = None, max_tokens_per_request = None, rate_limit_share = None))]
     // One keyword argument a key of the section, as Python callers name them.
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -49,6 +49,7 @@ impl Limits {
         tokenizer_file: Option<PathBuf>,
         max_tokens_per_turn: Option<&Bound<'_, PyAny>>,
         max_tokens_per_request: Option<&Bound<'_, PyAny>>,
+        rate_limit_share: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Limits> {
         // The arguments are the manifest's section, which the crate reads as it reads the file.
         let section = PyDict::new(py);
@@ -59,6 +60,7 @@ impl Limits {
             ("encoding", encoding),
             ("max_tokens_per_turn", max_tokens_per_turn),
             ("max_tokens_per_request", max_tokens_per_request),
+            ("rate_limit_share", rate_limit_share),
         ];
         for (key, value) in given {
             if let Some(value) = value {
@@ -189,25 +191,31 @@ impl Limits {
     /// `"openai-responses"` or `"gemini"`) as `bytes`, `str` or `dict`, with each tool result
     /// cut to the limit of the tool whose call it answers (the crate's `wire::RequestCap`):
     /// the capped body as UTF-8 `bytes`, or `None` when nothing needed a cut. Cuts are kept
-    /// between calls, so a history sent again is not counted again. A body that is not a JSON
+    /// between calls, so a history sent again is not counted again. With `rate_limit`, a
+    /// `RateLimit` that has learned the provider's per-minute limit, and `rate_limit_share`,
+    /// the tool results together stay within that share of it. A body that is not a JSON
     /// object is a `ValueError`.
+    #[pyo3(signature = (api, body, rate_limit = None))]
     fn cap_request(
         &self,
         py: Python<'_>,
         api: &str,
         body: &Bound<'_, PyAny>,
+        rate_limit: Option<&RateLimit>,
     ) -> PyResult<Option<Py<PyBytes>>> {
-        Ok(request::cap(py, self.request_cap(), api, body)?.into_body())
+        Ok(request::cap(py, self.request_cap(), api, body, rate_limit)?.into_body())
     }
 
     /// [`cap_request`](Self::cap_request), with the figures of each result it cut.
+    #[pyo3(signature = (api, body, rate_limit = None))]
     fn cap_request_with_cuts(
         &self,
         py: Python<'_>,
         api: &str,
         body: &Bound<'_, PyAny>,
+        rate_limit: Option<&RateLimit>,
     ) -> PyResult<CappedRequest> {
-        request::cap(py, self.request_cap(), api, body)
+        request::cap(py, self.request_cap(), api, body, rate_limit)
     }
 
     /// The `per_tool` names that are none of `tools`, in order: limits that never apply (names

@@ -66,18 +66,63 @@ impl RequestCut {
     }
 }
 
+/// The per-minute input-token limit a provider reports, learned from its answers' headers
+/// (the crate's `wire::RateLimit`): `learn(headers)` reads a mapping of header names to values,
+/// the provider's own or LiteLLM's copies prefixed `llm_provider-`, and gives the limit they
+/// report, if any; `limit` is the one learned so far, `None` before. Shared between threads.
+#[pyclass(frozen, module = "tool_output_cap")]
+#[derive(Default)]
+pub(crate) struct RateLimit(tool_output_cap::wire::RateLimit);
+
+#[pymethods]
+impl RateLimit {
+    #[new]
+    fn new() -> Self {
+        RateLimit::default()
+    }
+
+    /// Learns the limit `headers` (a mapping of `str` names to `str` values) report.
+    fn learn(&self, headers: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        let mut pairs = Vec::new();
+        for item in headers.call_method0("items")?.try_iter()? {
+            let (name, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+            if let (Ok(name), Ok(value)) = (name.extract::<String>(), value.str()) {
+                pairs.push((name, value.to_string()));
+            }
+        }
+        Ok(self.0.learn(pairs).map(|learned| learned.limit))
+    }
+
+    #[getter]
+    fn limit(&self) -> Option<usize> {
+        self.0.get()
+    }
+
+    fn __repr__(&self) -> String {
+        match self.0.get() {
+            Some(limit) => format!("RateLimit(limit={limit})"),
+            None => "RateLimit(limit=None)".to_owned(),
+        }
+    }
+}
+
 /// `body` (`bytes`, `str` or `dict`), a request to the API named `api`, capped by `cap` with
-/// the GIL released.
+/// the GIL released; within the limit `rate_limit` learned, if given.
 pub(crate) fn cap(
     py: Python<'_>,
     cap: &RequestCap,
     api: &str,
     body: &Bound<'_, PyAny>,
+    rate_limit: Option<&RateLimit>,
 ) -> PyResult<CappedRequest> {
     let api: Api = api.parse().map_err(crate::errors::refused("api"))?;
     let text = read(py, body)?;
+    let learned = rate_limit.map(|rate_limit| &rate_limit.0);
     let Capped { body, cuts, .. } = py
-        .detach(|| cap.cap(api, &text))
+        .detach(|| match learned {
+            Some(learned) => cap.cap_learned(api, &text, learned),
+            None => cap.cap(api, &text),
+        })
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(CappedRequest {
         body: body.map(|body| PyBytes::new(py, body.as_bytes()).unbind()),

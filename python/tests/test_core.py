@@ -397,6 +397,29 @@ def test_cap_request_with_cuts_gives_each_cuts_figures(listing):
     assert toc.Limits().cap_request_with_cuts("anthropic", {"messages": []}).cuts == []
 
 
+def test_a_rate_limit_learns_from_headers_and_cap_request_keeps_within_its_share(listing):
+    limits = toc.Limits(rate_limit_share=0.5)
+    messages = [{"role": "user", "content": "go"}]
+    for turn in range(6):
+        messages.append({"role": "assistant", "content": [{"type": "tool_use", "id": f"t{turn}", "name": "Glob", "input": {}}]})
+        messages.append({"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{turn}", "content": listing}]})
+    body = {"messages": messages}
+    tokens = lambda sent: sum(limits.count(m["content"][0]["content"]) for m in json.loads(sent)["messages"][2::2])
+    rate_limit = toc.RateLimit()
+    assert rate_limit.limit is None and repr(rate_limit) == "RateLimit(limit=None)"
+    assert tokens(limits.cap_request("anthropic", body, rate_limit)) > 15_000
+    assert rate_limit.learn({"content-type": "application/json"}) is None
+    assert rate_limit.learn({"x-ratelimit-limit-tokens": 90000}) == 90000
+    assert rate_limit.learn({"llm_provider-anthropic-ratelimit-input-tokens-limit": "30000"}) == 30000
+    assert rate_limit.limit == 30000
+    capped = limits.cap_request_with_cuts("anthropic", body, rate_limit=rate_limit)
+    assert tokens(capped.body) <= 15_000 and capped.cuts[0].elided
+    with pytest.raises(TypeError):
+        limits.cap_request("anthropic", body, 30000)
+    with pytest.raises(toc.ManifestError, match="rate_limit_share"):
+        toc.Limits(rate_limit_share=2)
+
+
 def test_cap_request_keeps_a_request_within_max_tokens_per_request(listing):
     import json
 

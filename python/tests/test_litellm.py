@@ -18,7 +18,7 @@ pytest.importorskip("litellm", reason="the LiteLLM guardrail's tests need litell
 
 import tool_output_cap as toc
 from conftest import note_of
-from tool_output_cap.litellm import ToolOutputCapGuardrail
+from tool_output_cap.litellm import GuardrailConfigError, ToolOutputCapGuardrail
 
 GLOB = {"per_tool": {"Glob": {"max_tokens": 3000, "hint": "use a narrower pattern"}}}
 
@@ -138,14 +138,51 @@ def test_its_limits_come_from_params_or_the_commands_manifest(tmp_path, monkeypa
 def test_bad_limits_stop_the_proxy_at_start_saying_where(tmp_path):
     bad = tmp_path / "agent.toml"
     bad.write_text("[worker.tool_output]\ndefault_max_tokens = 10\n")
-    with pytest.raises(toc.ManifestError, match=r"agent\.toml:2:22: .*default_max_tokens"):
+    with pytest.raises(GuardrailConfigError, match=r"agent\.toml:2:22: .*default_max_tokens"):
         guardrail(tool_output_manifest=str(bad))
-    with pytest.raises(toc.ManifestError, match="both give the limits"):
+    with pytest.raises(GuardrailConfigError, match="both give the limits"):
         guardrail(tool_output_manifest=str(bad), tool_output={})
-    with pytest.raises(toc.ManifestError, match="tool_output: .*'max_tokens'"):
-        guardrail(tool_output={"max_tokens": 3000})
-    with pytest.raises(toc.ManifestError, match="must be a mapping"):
+    with pytest.raises(GuardrailConfigError, match="tool_output: .*'rate_limit_shares'") as error:
+        guardrail(tool_output={"rate_limit_shares": 0.5})
+    with pytest.raises(GuardrailConfigError, match="must be a mapping"):
         guardrail(tool_output=3000)
+    # Not a ValueError nor a TypeError, which LiteLLM logs and starts without the guardrail.
+    assert not isinstance(error.value, (ValueError, TypeError))
+    assert isinstance(error.value.__cause__, toc.ManifestError)
+
+
+def logged(model, headers):
+    """The kwargs of LiteLLM's logging callbacks for an answer of `model` with `headers`."""
+    return {"model": model, "standard_logging_object": {
+        "model_group": model, "hidden_params": {"additional_headers": headers}}}
+
+
+def test_it_learns_each_models_limit_from_litellms_headers_and_caps_within_its_share(listing, caplog):
+    guard = guardrail(tool_output={"rate_limit_share": 0.5})
+    body = anthropic(listing)
+    body["messages"] = [body["messages"][0], body["messages"][1]] * 6
+    for turn in range(6):
+        body["messages"][2 * turn] = {"role": "assistant", "content": [
+            {"type": "tool_use", "id": f"t{turn}", "name": "Glob", "input": {}}]}
+        body["messages"][2 * turn + 1] = {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": f"t{turn}", "content": listing}]}
+    results = lambda data: [m["content"][0]["content"] for m in data["messages"][1::2]]
+    tokens = lambda data: sum(guard.limits.count(result) for result in results(data))
+    # Before any answer: each result within its tool's limit alone, 6 x 5000.
+    assert tokens(hook(guard, copy.deepcopy(body), "anthropic_messages")) > 15_000
+    with caplog.at_level(logging.INFO, logger="LiteLLM Proxy"):
+        # Another model's limit, and an answer with no limit, teach it nothing for this one.
+        asyncio.run(guard.async_log_success_event(
+            logged("gpt-e2e", {"llm_provider-x-ratelimit-limit-tokens": "90000"}), None, None, None))
+        asyncio.run(guard.async_log_success_event(logged("claude-sonnet-4-5", {}), None, None, None))
+        assert tokens(hook(guard, copy.deepcopy(body), "anthropic_messages")) > 15_000
+        # A 429's headers report it as well.
+        asyncio.run(guard.async_log_failure_event(logged("claude-sonnet-4-5", {
+            "llm_provider-anthropic-ratelimit-input-tokens-limit": "30000"}), None, None, None))
+    assert "claude-sonnet-4-5 reports a per-minute input-token limit of 30000" in caplog.text
+    capped = hook(guard, copy.deepcopy(body), "anthropic_messages")
+    assert tokens(capped) <= 15_000
+    assert results(capped)[0].startswith("truncated: all ")
 
 
 def test_proxy_handler_is_one_guardrail_made_when_asked(tmp_path, monkeypatch):
@@ -153,7 +190,7 @@ def test_proxy_handler_is_one_guardrail_made_when_asked(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TOOL_OUTPUT_CAP_MANIFEST", str(tmp_path / "missing.toml"))
     monkeypatch.delitem(module.__dict__, "proxy_handler", raising=False)
-    with pytest.raises(toc.ManifestError, match="missing.toml"):
+    with pytest.raises(GuardrailConfigError, match="missing.toml"):
         module.proxy_handler
     monkeypatch.delenv("TOOL_OUTPUT_CAP_MANIFEST")
     handler = module.proxy_handler

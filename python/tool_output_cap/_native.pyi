@@ -67,6 +67,7 @@ class Limits:
         tokenizer_file: Optional[Union[str, PathLike[str]]] = None,
         max_tokens_per_turn: Optional[int] = None,
         max_tokens_per_request: Optional[int] = None,
+        rate_limit_share: Optional[float] = None,
     ) -> None:
         """The keys of the manifest's `[worker.tool_output]` section, checked as the crate checks
         the manifest's; a `ManifestError` names the argument."""
@@ -87,14 +88,21 @@ class Limits:
         """One turn's results, each (tool_name, text, error), capped to their tools' limits and,
         with the manifest's max_tokens_per_turn, together within it."""
     def cap_request(
-        self, api: Api, body: Union[bytes, str, Mapping[str, Any]]
+        self,
+        api: Api,
+        body: Union[bytes, str, Mapping[str, Any]],
+        rate_limit: Optional[RateLimit] = None,
     ) -> Optional[bytes]:
         """A model API request (api "anthropic", "openai-chat", "openai-responses" or "gemini")
         with each tool result cut to the limit of the tool whose call it answers: the capped body
-        as UTF-8 bytes, or None when nothing needed a cut. Raises ValueError for a body that is
-        not a JSON object."""
+        as UTF-8 bytes, or None when nothing needed a cut. With `rate_limit` and
+        rate_limit_share, the results together within that share of the limit it learned.
+        Raises ValueError for a body that is not a JSON object."""
     def cap_request_with_cuts(
-        self, api: Api, body: Union[bytes, str, Mapping[str, Any]]
+        self,
+        api: Api,
+        body: Union[bytes, str, Mapping[str, Any]],
+        rate_limit: Optional[RateLimit] = None,
     ) -> CappedRequest:
         """`cap_request`, with the figures of each tool result it cut."""
     def unmatched_tools(self, tools: Sequence[str]) -> list[str]:
@@ -103,6 +111,19 @@ class Limits:
         """The tokens of `text` with these limits' tokenizer."""
     def max_tokens_for(self, tool_name: str) -> int:
         """The token limit of `tool_name`'s outputs, the note included."""
+
+@final
+class RateLimit:
+    """The per-minute input-token limit a provider reports, learned from its answers' headers.
+    One for each provider key (each model behind a router); shared between threads."""
+
+    def __init__(self) -> None: ...
+    def learn(self, headers: Mapping[str, Any]) -> Optional[int]:
+        """Learns the limit the headers report (the provider's own, or LiteLLM's copies prefixed
+        `llm_provider-`): the limit, or None when they report none."""
+    @property
+    def limit(self) -> Optional[int]:
+        """The limit learned so far; None before."""
 
 @final
 class CappedRequest:

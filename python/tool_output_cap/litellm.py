@@ -18,7 +18,21 @@ built-in defaults without one. A guardrail's ``litellm_params`` may name its own
 
 - ``tool_output_manifest``: the path of a manifest;
 - ``tool_output``: the section itself, with the keys of ``Limits``
-  (``default_max_tokens``, ``per_tool``, ``max_tokens_per_turn``, ...).
+  (``default_max_tokens``, ``per_tool``, ``max_tokens_per_turn``, ``max_tokens_per_request``,
+  ``rate_limit_share``, ...).
+
+With ``rate_limit_share``, the guardrail learns each model's per-minute input-token limit from
+the provider's headers that LiteLLM passes back on each answer (``llm_provider-`` and the
+provider's own name: Anthropic's ``anthropic-ratelimit-input-tokens-limit``, OpenAI's
+``x-ratelimit-limit-tokens``), one limit for each model name a client asks for, and from then
+on keeps each request's tool results within that share of it, as the gateway does. Each
+replica and each worker learns it on its own first answer: nothing is shared, and none is
+needed. It learns in LiteLLM's logging callbacks, so ``mode: pre_call`` is all it needs.
+
+Limits it cannot read stop the proxy at start, with the key named: LiteLLM would otherwise skip
+the guardrail and start without it ("proxy is starting WITHOUT this guardrail"), and every
+request would go uncapped with one line in its log. For a cap that an organisation relies on,
+a proxy that does not start is the safer failure.
 
 >>> guardrail = ToolOutputCapGuardrail(
 ...     guardrail_name="tool-output-cap", event_hook="pre_call", default_on=True,
@@ -31,14 +45,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from typing import Any, Mapping, Optional
 
 from litellm._logging import verbose_proxy_logger
 from litellm.integrations.custom_guardrail import CustomGuardrail
 
-from ._native import Limits, ManifestError, api_for_path, manifest_path
+from ._native import Limits, ManifestError, RateLimit, api_for_path, manifest_path
 
-__all__ = ["ToolOutputCapGuardrail", "proxy_handler"]
+__all__ = ["ToolOutputCapGuardrail", "GuardrailConfigError", "proxy_handler"]
+
+
+class GuardrailConfigError(RuntimeError):
+    """The guardrail's limits cannot be read: the message names the key. Not a ``ValueError``,
+    which LiteLLM would log and start without the guardrail."""
 
 # The API of each of LiteLLM's call types whose requests carry tool results. A pass-through
 # request's API is its route's.
@@ -79,7 +99,12 @@ class ToolOutputCapGuardrail(CustomGuardrail):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        self.limits = _limits(tool_output_manifest, tool_output)
+        try:
+            self.limits = _limits(tool_output_manifest, tool_output)
+        except ManifestError as error:
+            raise GuardrailConfigError(f"tool-output-cap: {error}") from error
+        # The per-minute limit of each model name, learned from its answers.
+        self._rate_limits: dict[str, RateLimit] = {}
 
     async def async_pre_call_hook(
         self,
@@ -94,9 +119,10 @@ class ToolOutputCapGuardrail(CustomGuardrail):
         history = _HISTORY_OF_API.get(api) if api else None
         if history is None or not isinstance(data.get(history), list):
             return data
+        rate_limit = self._rate_limits.get(str(data.get("model")))
         try:
             # The crate releases the GIL while it counts: the proxy's loop goes on meanwhile.
-            capped = await asyncio.to_thread(self._cap, api, history, data[history])
+            capped = await asyncio.to_thread(self._cap, api, history, data[history], rate_limit)
         except (TypeError, ValueError) as error:
             verbose_proxy_logger.warning(
                 "tool-output-cap: an %s request went on uncapped: %s", api, error
@@ -106,8 +132,37 @@ class ToolOutputCapGuardrail(CustomGuardrail):
             data[history] = capped
         return data
 
-    def _cap(self, api: str, history: str, items: list) -> Optional[list]:
-        capped = self.limits.cap_request_with_cuts(api, {history: items})
+    async def async_log_success_event(self, kwargs, response_obj, start_time, end_time):
+        self._learn(kwargs)
+
+    async def async_log_failure_event(self, kwargs, response_obj, start_time, end_time):
+        # A 429 reports the limit too.
+        self._learn(kwargs)
+
+    def _learn(self, kwargs: Mapping[str, Any]) -> None:
+        """Learns the per-minute limit that the provider's headers of an answer report, for the
+        model the client asked for."""
+        payload = kwargs.get("standard_logging_object") or {}
+        hidden = payload.get("hidden_params") or {}
+        headers = hidden.get("additional_headers") or {}
+        model = payload.get("model_group") or kwargs.get("model")
+        if not headers or model is None:
+            return
+        rate_limit = self._rate_limits.setdefault(str(model), RateLimit())
+        before = rate_limit.limit
+        limit = rate_limit.learn(headers)
+        if limit is not None and limit != before:
+            verbose_proxy_logger.info(
+                "tool-output-cap: %s reports a per-minute input-token limit of %d (worker %d)",
+                model,
+                limit,
+                os.getpid(),
+            )
+
+    def _cap(
+        self, api: str, history: str, items: list, rate_limit: Optional[RateLimit]
+    ) -> Optional[list]:
+        capped = self.limits.cap_request_with_cuts(api, {history: items}, rate_limit)
         for cut in capped.cuts:
             figures = cut.truncation
             verbose_proxy_logger.info(

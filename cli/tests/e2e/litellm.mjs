@@ -12,6 +12,10 @@
 // - two proxies (replicas) each cut the same request themselves, and send the same bytes;
 // - with `max_tokens_per_request` in the guardrail's `tool_output`, a history of one to ten
 //   turns sent again, four times at once to two workers, stays within it, as the same bytes;
+// - with `rate_limit_share` in the guardrail's `tool_output`, behind a provider that reports a
+//   per-minute limit of 30,000 input tokens and refuses any request over it, 15 turns of
+//   20,000-token results through two workers all go through, each worker learning the limit;
+// - a guardrail key it does not know stops the proxy at start, naming the key;
 // - `litellm_settings.callbacks: tool_output_cap.litellm.proxy_handler` caps as the guardrail does;
 // - a request with no tool result, and ones whose history the guardrail cannot read, reach the
 //   model as they came, and LiteLLM answers them.
@@ -67,13 +71,21 @@ const BUDGET = 8000;
 const budgeted = config.replace(/( +)default_on: true\n/, `$&$1tool_output: {max_tokens_per_request: ${BUDGET}, per_tool: {Glob: 3000}}\n`);
 assert.notEqual(budgeted, config);
 writeFileSync(path.join(home, "budget.yaml"), budgeted);
+// With a share of the per-minute limit the provider reports, and with a key it does not know.
+const SHARE = 0.5;
+const shared = config.replace(/( +)default_on: true\n/, `$&$1tool_output: {rate_limit_share: ${SHARE}}\n`);
+writeFileSync(path.join(home, "share.yaml"), shared);
+writeFileSync(path.join(home, "unknown.yaml"), shared.replace("rate_limit_share", "rate_limit_shares"));
 writeFileSync(path.join(home, "manifest.toml"), MANIFEST);
 // Claude Code keeps a Bash output over 30,000 characters (BASH_MAX_OUTPUT_LENGTH) in a file and
 // sends the model a 2 KB preview of it: the listing is what it sends whole.
 const model = await startFakeModel([{ tool: "Bash", args: { command: "find /usr/share -type f | head -c 25000" } }]);
 
-/** Starts the proxy with `args` and the config `file`; resolves once it answers, to { url, log, stop }. */
-async function startProxy(args = [], file = "config.yaml") {
+/**
+ * Starts the proxy with `args` and the config `file`, in front of `upstream` (the fake model);
+ * resolves once it answers, to { url, log, stop }.
+ */
+async function startProxy(args = [], file = "config.yaml", upstream = model) {
   const port = await freePort();
   const env = {
     ...process.env,
@@ -84,9 +96,9 @@ async function startProxy(args = [], file = "config.yaml") {
     LITELLM_LOCAL_MODEL_COST_MAP: "True",
     LITELLM_LOG: "INFO",
     ANTHROPIC_API_KEY: "sk-e2e",
-    ANTHROPIC_API_BASE: model.url,
+    ANTHROPIC_API_BASE: upstream.url,
     OPENAI_API_KEY: "sk-e2e",
-    OPENAI_API_BASE: `${model.url}/v1`,
+    OPENAI_API_BASE: `${upstream.url}/v1`,
     GEMINI_API_KEY: "sk-e2e",
   };
   const child = spawn(litellm, ["--config", file, "--host", "127.0.0.1", "--port", String(port), ...args], { cwd: home, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
@@ -274,6 +286,62 @@ await check("A 10-turn history under max_tokens_per_request, through two workers
   } finally {
     await workers.stop();
   }
+});
+
+await check("15 turns of 20,000-token results under a 30,000-token per-minute limit, through two workers", async () => {
+  // The provider reports its limit on every answer, and refuses (429) a request counted over it.
+  const LIMIT = 30_000;
+  const provider = await startFakeModel([], { limit: LIMIT, count, report: true });
+  const workers = await startProxy(["--num_workers", "2", "--timeout_worker_healthcheck", "120"], "share.yaml", provider);
+  try {
+    const tools = [{ name: "Glob", description: "Lists files.", input_schema: { type: "object", properties: {} } }];
+    const big = execSync("find /usr -type f | head -c 1500000", { maxBuffer: 1 << 26 }).toString();
+    const results = Array.from({ length: 15 }, (_, i) => big.slice(i * 90_000, i * 90_000 + 80_000));
+    const history = (turns) => {
+      const body = { model: "claude-e2e", max_tokens: 100, tools, messages: [{ role: "user", content: "List the files." }] };
+      for (let turn = 0; turn < turns; turn += 1) {
+        const id = `toolu_e2e_${turn + 1}`;
+        body.messages.push({ role: "assistant", content: [{ type: "tool_use", id, name: "Glob", input: { pattern: "*" } }] });
+        body.messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: id, content: results[turn] }] });
+      }
+      return body;
+    };
+    const post = (body) => fetch(`${workers.url}/v1/messages`, { method: "POST", headers: { ...headers, connection: "close" }, body: JSON.stringify(body) });
+    // Each worker learns the limit from its own first answer: asked until both have.
+    const learned = () => new Set(workers.log().match(/reports a per-minute input-token limit of \d+ \(worker \d+\)/g) ?? []);
+    for (let tries = 0; learned().size < 2; tries += 1) {
+      assert.ok(tries < 40, `both workers learned the limit: ${workers.log().slice(-3000)}`);
+      const response = await post(history(0));
+      assert.equal(response.status, 200, await response.text());
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const tokens = [];
+    for (let turns = 1; turns <= results.length; turns += 1) {
+      const response = await post(history(turns));
+      assert.equal(response.status, 200, `turn ${turns}: ${(await response.text()).slice(0, 500)}`);
+      const reached = provider.requests.at(-1);
+      assert.ok(reached.tokens <= provider.baseline() + LIMIT, `turn ${turns}: ${reached.tokens} tokens`);
+      tokens.push(toolResults(reached).reduce((sum, result) => sum + count(result.text), 0));
+    }
+    assert.equal(provider.limited.length, 0, "no request was refused");
+    assert.ok(Math.max(...tokens) <= SHARE * (provider.baseline() + LIMIT), `tool results: ${tokens}`);
+    const uncut = results.reduce((sum, result) => sum + count(result), 0);
+    return `15 turns (${uncut} tokens of results in all) went through, none refused; the tool results of each request within ${SHARE} of the limit (the largest ${Math.max(...tokens)}); ${[...learned()].join("; ")}`;
+  } finally {
+    await workers.stop();
+    await provider.close();
+  }
+});
+
+await check("A guardrail key LiteLLM's guardrail does not know stops the proxy", async () => {
+  const started = await startProxy([], "unknown.yaml").then(
+    (proxy) => proxy.stop().then(() => null),
+    (error) => error,
+  );
+  assert.ok(started, "the proxy did not start");
+  assert.match(started.message, /rate_limit_shares/, "the error names the key");
+  assert.doesNotMatch(started.message, /starting WITHOUT this guardrail/);
+  return `the proxy exited at start, naming the key: ${started.message.match(/GuardrailConfigError: [^\n]*/)?.[0]}`;
 });
 
 await check("The callback through LiteLLM", async () => {
