@@ -3,10 +3,8 @@
 
 use std::fmt;
 
-#[cfg(doc)]
-use crate::{wire::Api, Encoding, Keep};
-
-/// A name that is not one of a [`Keep`]'s, an [`Encoding`]'s or an [`Api`]'s.
+/// A name that is not one of a [`Keep`](crate::Keep)'s, an [`Encoding`](crate::Encoding)'s or an
+/// [`Api`](crate::wire::Api)'s.
 ///
 /// ```
 /// use tool_output_cap::{Encoding, Keep};
