@@ -4,6 +4,7 @@ their per-tool limits visibly applied."""
 from __future__ import annotations
 
 import json
+import types
 import re
 from pathlib import Path
 
@@ -74,8 +75,10 @@ def test_the_python_readmes_api_snippet_runs_with_its_limits(manifest, listing):
             {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Grep", "input": {}}]},
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": listing}]},
         ]},
+        "response": types.SimpleNamespace(headers={"anthropic-ratelimit-input-tokens-limit": "30000"}),
     }
     exec(block("python/README.md", "## The API", "python"), names)
+    assert names["rate_limit"].limit == 30000
     limits = names["limits"]
     assert limits.cap("Grep", listing).truncation.max_tokens == 3000
     sent = json.loads(limits.cap_request("anthropic", names["body"]))
