@@ -77,19 +77,7 @@ impl Cut {
 
     /// Cuts `content`, the text this cut was found in, in place.
     pub fn apply(&self, content: &mut String) {
-        match self.truncation.keep {
-            Keep::Head => content.truncate(self.head_end),
-            Keep::Tail => content.replace_range(..self.tail_start, ""),
-            Keep::HeadTail => {
-                let marker = format!(
-                    "{}{CUT_MARKER}\n",
-                    line_break_after(&content[..self.head_end])
-                );
-                content.replace_range(self.head_end..self.tail_start, &marker);
-            }
-        }
-        content.push_str(line_break_after(content));
-        content.push_str(&self.note);
+        *content = self.capped(content);
     }
 
     /// The kept text of each of several texts that were cut as one: `joined` is the texts
@@ -126,10 +114,7 @@ impl Cut {
             kept.push(match (head, tail) {
                 (Some(head), Some(tail)) => {
                     marked = true;
-                    Some(format!(
-                        "{head}{}{CUT_MARKER}\n{tail}",
-                        line_break_after(head)
-                    ))
+                    Some(lay_out(head, true, tail, ""))
                 }
                 (Some(head), None) => {
                     last_head = Some(text);
@@ -145,21 +130,20 @@ impl Cut {
             .filter(|_| self.has_marker() && !marked)
             .and_then(|text| kept[text].as_mut())
         {
-            text.push_str(line_break_after(text));
-            text.push_str(CUT_MARKER);
+            *text = lay_out(text, false, "", CUT_MARKER);
         }
         if let Some(last) = kept.iter_mut().rev().find_map(Option::as_mut) {
-            last.push_str(line_break_after(last));
-            last.push_str(&self.note);
+            *last = lay_out(last, false, "", &self.note);
         }
         kept
     }
 }
 
-/// `head`, the line [`CUT_MARKER`] if there is a `marker`, `tail`, then `note`, each line after
-/// a part on a line of its own.
-pub(crate) fn lay_out(head: &str, marker: bool, tail: &str, note: &str) -> String {
-    let mut capped = String::with_capacity(head.len() + tail.len() + note.len() + 32);
+/// The one layout of a capped output: `head`, the line [`CUT_MARKER`] if there is a `marker`,
+/// `tail`, then `ending` (the note, or any last line), each line after a part on a line of its
+/// own ([`line_break_after`]); nothing after `tail` when `ending` is empty.
+pub(crate) fn lay_out(head: &str, marker: bool, tail: &str, ending: &str) -> String {
+    let mut capped = String::with_capacity(head.len() + tail.len() + ending.len() + 32);
     capped.push_str(head);
     if marker {
         capped.push_str(line_break_after(head));
@@ -167,7 +151,9 @@ pub(crate) fn lay_out(head: &str, marker: bool, tail: &str, note: &str) -> Strin
         capped.push('\n');
     }
     capped.push_str(tail);
-    capped.push_str(line_break_after(&capped));
-    capped.push_str(note);
+    if !ending.is_empty() {
+        capped.push_str(line_break_after(&capped));
+        capped.push_str(ending);
+    }
     capped
 }

@@ -136,7 +136,6 @@ mod tokenizer;
 mod tool;
 mod truncate;
 mod truncation;
-mod turn;
 pub mod wire;
 mod worker;
 

@@ -100,7 +100,7 @@ impl<'a> Search<'a> {
         let max_tokens = limit.max_tokens;
         let original_len = whole.map_or(content.len(), |whole| whole.len);
         // Room for the note (no more tokens can be dropped than the text has bytes) and the
-        // marker.
+        // marker: what they take, not where they stand, which is `lay_out`'s to say.
         let mut reserved = format!("\n{}{suffix}", note(original_len, limit.hint()));
         if limit.keep == Keep::HeadTail {
             reserved.push_str(&format!("\n{CUT_MARKER}\n"));
@@ -153,7 +153,7 @@ impl<'a> Search<'a> {
             let kept = match self.limit.keep {
                 Keep::Head => Cow::Borrowed(head),
                 Keep::Tail => Cow::Borrowed(tail),
-                Keep::HeadTail => Cow::Owned(format!("{head}\n{CUT_MARKER}\n{tail}")),
+                Keep::HeadTail => Cow::Owned(lay_out(head, true, tail, "")),
             };
             let note = note(self.original_tokens - kept_tokens, self.limit.hint());
             self.ending = ending(&kept, &note) + self.suffix;

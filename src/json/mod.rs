@@ -32,9 +32,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::layout::Cut;
-use crate::limit::Outcome;
 use crate::limit::ToolLimit;
-use crate::limits::ToolOutputLimits;
 use crate::tokenizer::Tokenizer;
 use crate::truncation::Truncation;
 
@@ -205,45 +203,4 @@ pub(crate) fn cap_json_known(
     // Within the limit as compact JSON, it is not cut.
     Ok(crate::cut(&json, limit, tokenizer)
         .map(|cut| CappedJson::Text(cut.capped(&json), cut.truncation)))
-}
-
-impl ToolOutputLimits {
-    /// Caps `json`, a structured result of `tool` that was its `outcome`, to the tool's limit as
-    /// [`cap_json`] does, and emits the truncation event ([`Truncation::record`]); `None` when it
-    /// fits.
-    ///
-    /// ```
-    /// use tool_output_cap::json::CappedJson;
-    /// use tool_output_cap::{Outcome, ToolOutputLimits};
-    ///
-    /// let limits = ToolOutputLimits::default().with_tool("Search", 300)?;
-    /// let hits: Vec<_> = (0..2000).map(|i| serde_json::json!({"path": format!("src/{i}.rs"), "line": i})).collect();
-    /// let result = serde_json::json!({"hits": hits}).to_string();
-    /// let Some(CappedJson::Json(capped, truncation)) = limits.cap_json("Search", &result, Outcome::Output)? else {
-    ///     panic!("a list is shortened, and the shape kept");
-    /// };
-    /// let capped: serde_json::Value = serde_json::from_str(&capped)?;
-    /// assert!(capped["hits"].as_array().unwrap().len() < 2000);
-    /// assert_eq!(truncation.max_tokens, 300);
-    ///
-    /// // Many short fields and no list: no cut keeps the shape, and it is capped as text.
-    /// let fields: serde_json::Map<_, _> = (0..500).map(|i| (format!("k{i}"), i.into())).collect();
-    /// let stats = serde_json::Value::Object(fields).to_string();
-    /// let capped = limits.cap_json("Search", &stats, Outcome::Output)?.unwrap();
-    /// assert!(!capped.is_json() && capped.text().ends_with("refine your query"));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn cap_json(
-        &self,
-        tool: &str,
-        json: &str,
-        outcome: Outcome,
-    ) -> Result<Option<CappedJson>, NotJson> {
-        let limit = outcome.limit(self.limit_for(tool));
-        let capped = cap_json(json, &limit, self.tokenizer())?;
-        if let Some(capped) = &capped {
-            capped.truncation().record(tool, outcome);
-        }
-        Ok(capped)
-    }
 }

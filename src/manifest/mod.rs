@@ -155,38 +155,19 @@ fn tool_output(text: &str, base: Option<&Path>) -> Result<Option<ToolOutputLimit
     origin.limits(section).map(Some)
 }
 
-impl ToolOutputLimits {
-    /// The limits that a `[worker.tool_output]` section given as data sets: the manifest's keys
-    /// and values in any serde format, such as a JSON object or a Python dict, checked as the
-    /// manifest's are. An error names the key, such as `per_tool.Grep`. A relative
-    /// `tokenizer_file` is read from the current folder.
-    ///
-    /// ```
-    /// use serde_json::json;
-    /// use tool_output_cap::{Keep, ToolOutputLimits};
-    ///
-    /// let section = json!({"default_max_tokens": 3000, "per_tool": {"Bash": {"max_tokens": 600, "keep": "tail"}}});
-    /// let limits = ToolOutputLimits::from_section(section)?;
-    /// assert_eq!(limits.max_tokens_for("Glob"), 3000);
-    /// assert_eq!(limits.limit_for("Bash").keep(), Keep::Tail);
-    ///
-    /// let error = ToolOutputLimits::from_section(json!({"per_tool": {"Grep": 10}})).unwrap_err();
-    /// assert_eq!(error.key(), Some("per_tool.Grep"));
-    /// assert_eq!(error.message(), "must be at least 32 tokens (room for the note), found 10");
-    /// # Ok::<(), tool_output_cap::ManifestError>(())
-    /// ```
-    pub fn from_section<'de, D: serde::Deserializer<'de>>(
-        section: D,
-    ) -> Result<Self, ManifestError> {
-        let section = toml::Table::deserialize(section).map_err(|e| ManifestError {
-            message: format!("is not a table of the section's keys: {e}"),
-            ..ManifestError::default()
-        })?;
-        let origin = Origin {
-            under: &[],
-            text: None,
-            base: None,
-        };
-        origin.limits(&section)
-    }
+/// The limits a `[worker.tool_output]` section given as data sets:
+/// [`ToolOutputLimits::from_section`].
+pub(crate) fn limits_of_section<'de, D: serde::Deserializer<'de>>(
+    section: D,
+) -> Result<ToolOutputLimits, ManifestError> {
+    let section = toml::Table::deserialize(section).map_err(|e| ManifestError {
+        message: format!("is not a table of the section's keys: {e}"),
+        ..ManifestError::default()
+    })?;
+    let origin = Origin {
+        under: &[],
+        text: None,
+        base: None,
+    };
+    origin.limits(&section)
 }

@@ -31,86 +31,60 @@ pub struct CappedResult {
     pub structured_content: Option<Truncation>,
 }
 
-impl ToolOutputLimits {
-    /// `result`, the JSON of an MCP `CallToolResult` of `tool`, capped to the tool's limit, each
-    /// part as the table says, and each cut recorded ([`Truncation::record`]); `None` when
-    /// nothing was cut, or `result` is no complete result. Every other field stays byte for byte.
-    ///
-    /// | field | what the cut does |
-    /// | --- | --- |
-    /// | `content` | its `text` blocks cut together as one text, other blocks kept |
-    /// | `structuredContent` | cut to the same shape; left whole, with a warning, when no cut of it fits, since a client checks it against the tool's `outputSchema` |
-    /// | `isError` | `true`: the cut keeps the tail |
-    /// | `_meta` | gains [`META_KEY`] with the figures of each cut |
-    /// | `resultType` | anything but `complete` is not a result yet: left as it is |
-    ///
-    /// ```
-    /// use serde_json::{json, Value};
-    /// use tool_output_cap::wire::META_KEY;
-    /// use tool_output_cap::ToolOutputLimits;
-    ///
-    /// let listing: String = (0..5000).map(|i| format!("/srv/file_{i}.txt\n")).collect();
-    /// let result = json!({
-    ///     "content": [{"type": "text", "text": listing}],
-    ///     "structuredContent": {"content": listing},
-    /// });
-    /// let limits = ToolOutputLimits::default().with_tool("search_files", 1000)?;
-    /// let capped = limits.cap_call_tool_result("search_files", &result.to_string()).unwrap();
-    /// let capped: Value = serde_json::from_str(&capped.json)?;
-    /// assert!(capped["content"][0]["text"].as_str().unwrap().ends_with("refine your query"));
-    /// assert_eq!(capped["_meta"][META_KEY]["content"]["max_tokens"], 1000);
-    /// assert!(capped["_meta"][META_KEY]["structuredContent"]["dropped_tokens"].as_u64() > Some(0));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn cap_call_tool_result(&self, tool: &str, result: &str) -> Option<CappedResult> {
-        let raw: &RawValue = serde_json::from_str(result).ok()?;
-        let result = raw.get();
-        let fields = fields(raw)?;
-        let result_type = fields.get("resultType").and_then(|kind| string(kind));
-        if result_type.is_some_and(|kind| kind != "complete") {
-            return None;
-        }
-        let outcome = match fields.get("isError") {
-            Some(error) if error.get() == "true" => Outcome::Error,
-            _ => Outcome::Output,
-        };
-        let limit = outcome.limit(self.limit_for(tool));
-        let tokenizer = self.tokenizer();
-        let mut splices = Splices::default();
-        let blocks = fields.get("content").and_then(|content| {
-            cut_blocks(content, "text", &limit, tokenizer).map(|b| (content, b))
-        });
-        if let Some((content, blocks)) = &blocks {
-            splices.replace(result, content.get(), blocks.json.as_str().into());
-        }
-        let known = blocks.as_ref().map(|(_, blocks)| CutText {
-            text: &blocks.joined,
-            cut: &blocks.cut,
-        });
-        let structured = fields.get("structuredContent").and_then(|value| {
-            let capped = cap_shape(value, tool, &limit, tokenizer, known, "structuredContent")?;
-            let (json, truncation) = capped.ok()?;
-            splices.replace(result, value.get(), json.into());
-            Some(truncation)
-        });
-        let content = blocks.map(|(_, blocks)| blocks.cut.truncation);
-        let mut figures = Map::new();
-        for (part, truncation) in [("content", content), ("structuredContent", structured)] {
-            if let Some(truncation) = truncation {
-                truncation.record(tool, outcome);
-                figures.insert(part.to_owned(), serde_json::to_value(truncation).ok()?);
-            }
-        }
-        if figures.is_empty() {
-            return None;
-        }
-        with_figures(&mut splices, result, fields.get("_meta").copied(), figures)?;
-        Some(CappedResult {
-            json: splices.apply(result)?,
-            content,
-            structured_content: structured,
-        })
+/// `result`, the JSON of an MCP `CallToolResult` of `tool`, capped to its limit in `limits`:
+/// [`ToolOutputLimits::cap_call_tool_result`].
+pub(crate) fn cap_call_tool_result(
+    limits: &ToolOutputLimits,
+    tool: &str,
+    result: &str,
+) -> Option<CappedResult> {
+    let raw: &RawValue = serde_json::from_str(result).ok()?;
+    let result = raw.get();
+    let fields = fields(raw)?;
+    let result_type = fields.get("resultType").and_then(|kind| string(kind));
+    if result_type.is_some_and(|kind| kind != "complete") {
+        return None;
     }
+    let outcome = match fields.get("isError") {
+        Some(error) if error.get() == "true" => Outcome::Error,
+        _ => Outcome::Output,
+    };
+    let limit = outcome.limit(limits.limit_for(tool));
+    let tokenizer = limits.tokenizer();
+    let mut splices = Splices::default();
+    let blocks = fields
+        .get("content")
+        .and_then(|content| cut_blocks(content, "text", &limit, tokenizer).map(|b| (content, b)));
+    if let Some((content, blocks)) = &blocks {
+        splices.replace(result, content.get(), blocks.json.as_str().into());
+    }
+    let known = blocks.as_ref().map(|(_, blocks)| CutText {
+        text: &blocks.joined,
+        cut: &blocks.cut,
+    });
+    let structured = fields.get("structuredContent").and_then(|value| {
+        let capped = cap_shape(value, tool, &limit, tokenizer, known, "structuredContent")?;
+        let (json, truncation) = capped.ok()?;
+        splices.replace(result, value.get(), json.into());
+        Some(truncation)
+    });
+    let content = blocks.map(|(_, blocks)| blocks.cut.truncation);
+    let mut figures = Map::new();
+    for (part, truncation) in [("content", content), ("structuredContent", structured)] {
+        if let Some(truncation) = truncation {
+            truncation.record(tool, outcome);
+            figures.insert(part.to_owned(), serde_json::to_value(truncation).ok()?);
+        }
+    }
+    if figures.is_empty() {
+        return None;
+    }
+    with_figures(&mut splices, result, fields.get("_meta").copied(), figures)?;
+    Some(CappedResult {
+        json: splices.apply(result)?,
+        content,
+        structured_content: structured,
+    })
 }
 
 /// Puts `figures` under [`META_KEY`] in the result's `_meta`, `meta` if it has one, or in a new

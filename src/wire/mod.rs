@@ -55,7 +55,7 @@ mod chat;
 mod fate;
 mod found;
 mod gemini;
-mod mcp;
+pub(crate) mod mcp;
 mod rate;
 mod raw;
 mod responses;

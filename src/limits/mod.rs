@@ -1,5 +1,10 @@
 //! The limits in force: every tool's, each tool's own, and a turn's, with the tokenizer they
-//! count with, and the caps that apply them.
+//! count with, and the caps that apply them. Every method of [`ToolOutputLimits`] is in this
+//! folder: here, the limits and the caps of a text; a turn's budget in `turn.rs`; the entries
+//! for a structured result, an MCP result and a manifest section in `shapes.rs`.
+
+mod shapes;
+mod turn;
 
 use std::collections::BTreeMap;
 #[cfg(feature = "hf")]
