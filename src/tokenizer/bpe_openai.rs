@@ -120,7 +120,7 @@ impl Tokenizer for BpeOpenai {
 
 #[cfg(test)]
 mod tests {
-    use super::super::segments::{LONG_RUN, RUN_BLOCK};
+    use super::super::segments::{LONG_RUN, RUN_BLOCK, RUN_SUFFIX};
     use super::*;
 
     fn bpe() -> &'static bpe_openai::byte_pair_encoding::BytePairEncoding {
@@ -161,5 +161,34 @@ mod tests {
         ) {
             proptest::prop_assert_eq!(by_blocks(c, chars), Some(whole_run(c, chars)));
         }
+
+        #[test]
+        fn a_long_run_and_what_follows_it_count_as_when_encoded_whole(
+            c in proptest::sample::select(vec![' ', '\t', '\n', 'a', '\u{3000}', '=', '日', '🦀']),
+            chars in LONG_RUN..9_000usize,
+            suffix in "[\n\r\t a-z!'.\u{3000}日]{1,5}",
+        ) {
+            let suffix: String = suffix.chars().skip_while(|&s| s == c).collect();
+            proptest::prop_assume!(!suffix.is_empty() && suffix.len() <= RUN_SUFFIX);
+            let text = std::iter::repeat_n(c, chars).collect::<String>() + &suffix;
+            let count = |text: &str| bpe().count(text.as_bytes());
+            proptest::prop_assert_eq!(count_long_run(&text, count), Some(count(&text)), "{:?} x {} + {:?}", c, chars, suffix);
+        }
+    }
+
+    #[test]
+    fn a_run_followed_by_more_than_a_little_is_not_a_long_run() {
+        let run = "\t".repeat(LONG_RUN);
+        assert!(count_long_run(&(run.clone() + &"x".repeat(RUN_SUFFIX)), |_| 0).is_some());
+        assert!(count_long_run(&(run.clone() + &"x".repeat(RUN_SUFFIX + 1)), |_| 0).is_none());
+        assert!(
+            count_long_run(&(run[1..].to_owned() + "\n"), |_| 0).is_none(),
+            "too short"
+        );
+        assert!(
+            count_long_run(&("1".repeat(LONG_RUN)), |_| 0).is_none(),
+            "digits"
+        );
+        assert!(count_long_run(&format!("{run}\n{run}"), |_| 0).is_none());
     }
 }

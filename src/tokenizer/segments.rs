@@ -90,44 +90,62 @@ pub(super) const LONG_RUN: usize = 4096;
 pub(super) const RUN_BLOCK: usize = 128;
 /// How far from its end such a run may merge differently from its middle, in characters.
 const RUN_TAIL: usize = 1024;
+/// The most bytes of other characters that may follow such a run in the same text: a line break
+/// after a run of tabs, a letter after a run of spaces.
+pub(super) const RUN_SUFFIX: usize = 16;
 
-/// A text that is one long run of one character, as BPE merges it: so many blocks of
-/// [`RUN_BLOCK`] of it, then a tail.
+/// A text that is one long run of one character, and at most [`RUN_SUFFIX`] bytes of others
+/// after it, as BPE merges it: so many blocks of [`RUN_BLOCK`] of it, then a tail, which ends
+/// with those others.
 ///
 /// BPE merges a run of one repeated character pairwise from its start, into blocks of a power of
-/// two of it up to 128, and differently only near its end. So the run is so many blocks of 128
-/// and a tail of 1024 to 1151 of it that holds whatever the end changes. Encoding the whole run
-/// instead costs tiktoken-rs 0.3 s a MB or more, and bpe-openai up to ten times a listing of the
-/// same size (tabs make its encoder backtrack at every token). A run of digits is many pieces of
-/// up to three, so it is left alone.
-pub(super) struct LongRun {
+/// two of it up to 128, and differently only near its end, where what follows it may merge with
+/// its last characters first. So the run is so many blocks of 128 and a tail of 1024 to 1151 of
+/// it, then what follows, which holds whatever the end changes. Encoding the whole run instead
+/// costs tiktoken-rs 0.3 s a MB or more, and bpe-openai, or the linear BPE over white-space
+/// tokens, up to ten times a listing of the same size (tabs make their encoder backtrack at every
+/// token). A run of digits is many pieces of up to three, so it is left alone.
+pub(super) struct LongRun<'a> {
     c: char,
     /// How many blocks of [`RUN_BLOCK`] characters come before the tail.
     pub(super) blocks: usize,
-    /// The characters of the tail.
+    /// The characters of the run in the tail.
     tail: usize,
+    /// What follows the run.
+    suffix: &'a str,
 }
 
-impl LongRun {
+impl<'a> LongRun<'a> {
     /// `text` as a long run, if it is one: [`LONG_RUN`] characters or more, all one that is not
-    /// a digit.
-    pub(super) fn of(text: &str) -> Option<Self> {
+    /// a digit, then at most [`RUN_SUFFIX`] bytes that do not start with it.
+    pub(super) fn of(text: &'a str) -> Option<Self> {
         let c = text.chars().next().filter(|c| !c.is_numeric())?;
         let width = c.len_utf8();
-        let chars = text.len() / width;
-        let repeated = chars >= LONG_RUN
-            && text.len() % width == 0
-            && text
-                .as_bytes()
-                .chunks_exact(width)
-                .all(|chunk| chunk == &text.as_bytes()[..width]);
-        repeated.then(|| {
-            let blocks = (chars - RUN_TAIL) / RUN_BLOCK;
-            LongRun {
-                c,
-                blocks,
-                tail: chars - blocks * RUN_BLOCK,
-            }
+        let bytes = text.as_bytes();
+        // The run reaches at least this far, a whole number of characters from its start...
+        let least = bytes.len().saturating_sub(RUN_SUFFIX) / width * width;
+        if least < width {
+            return None;
+        }
+        // ...where the text equals itself shifted by one character, compared in one pass.
+        if bytes[width..least] != bytes[..least - width] {
+            return None;
+        }
+        let mut end = least;
+        while bytes[end..].starts_with(&bytes[..width]) {
+            end += width;
+        }
+        let chars = end / width;
+        if chars < LONG_RUN || bytes.len() - end > RUN_SUFFIX {
+            return None;
+        }
+        let blocks = (chars - RUN_TAIL) / RUN_BLOCK;
+        Some(LongRun {
+            c,
+            blocks,
+            tail: chars - blocks * RUN_BLOCK,
+            // `end` follows a whole character.
+            suffix: &text[end..],
         })
     }
 
@@ -136,14 +154,16 @@ impl LongRun {
         std::iter::repeat_n(self.c, RUN_BLOCK).collect()
     }
 
-    /// The tail.
+    /// The tail: the run's last characters, and what follows it.
     pub(super) fn tail(&self) -> String {
-        std::iter::repeat_n(self.c, self.tail).collect()
+        let mut tail: String = std::iter::repeat_n(self.c, self.tail).collect();
+        tail.push_str(self.suffix);
+        tail
     }
 }
 
-/// The tokens of `text`, if it is one long run of one character, from the tokens of two short
-/// runs of it (see [`LongRun`]).
+/// The tokens of `text`, if it is one long run of one character (and what little follows it),
+/// from the tokens of two short texts (see [`LongRun`]).
 pub(super) fn count_long_run(text: &str, count: impl Fn(&str) -> usize) -> Option<usize> {
     let run = LongRun::of(text)?;
     Some(run.blocks * count(&run.block()) + count(&run.tail()))
@@ -172,8 +192,13 @@ mod tests {
             Some(2 * LONG_RUN)
         );
         assert_eq!(count_long_run(&"é".repeat(LONG_RUN - 1), count), None);
+        // What little follows the run goes with its tail; more is no long run.
         assert_eq!(
             count_long_run(&format!("{}è", "é".repeat(LONG_RUN)), count),
+            Some(2 * LONG_RUN + 2)
+        );
+        assert_eq!(
+            count_long_run(&format!("{}{}", "é".repeat(LONG_RUN), "è".repeat(9)), count),
             None
         );
         assert_eq!(count_long_run(&"7".repeat(LONG_RUN), count), None);

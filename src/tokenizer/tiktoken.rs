@@ -138,19 +138,20 @@ impl Tiktoken {
             .sum()
     }
 
-    /// The tokens of a piece over [`MERGED_HERE`] bytes: of white space alone, by the exact
-    /// linear BPE over the vocabulary's white-space tokens, for no other token can be part of
-    /// it; of one character repeated, by the blocks BPE merges it into ([`LongRun`]); a long word
-    /// of at most [`FEW_BYTES`] distinct bytes, by the linear BPE over the tokens made of those;
-    /// else by tiktoken-rs.
+    /// The tokens of a piece over [`MERGED_HERE`] bytes: of one character repeated, white space
+    /// among them, by the blocks BPE merges it into ([`LongRun`]); of white space alone, by the
+    /// exact linear BPE over the vocabulary's white-space tokens, for no other token can be part
+    /// of it (a run of tabs makes that encoder backtrack at every token: a run of one character
+    /// goes the first way); a long word of at most [`FEW_BYTES`] distinct bytes, by the linear
+    /// BPE over the tokens made of those; else by tiktoken-rs.
     fn encode_long_piece(&self, piece: &str) -> Vec<Rank> {
-        if piece.chars().all(char::is_whitespace) {
-            self.white_space().encode(piece.as_bytes())
-        } else if let Some(run) = LongRun::of(piece) {
+        if let Some(run) = LongRun::of(piece) {
             let block = self.encode_chunk(&run.block());
             let mut tokens = block.repeat(run.blocks);
             tokens.extend(self.encode_chunk(&run.tail()));
             tokens
+        } else if piece.chars().all(char::is_whitespace) {
+            self.white_space().encode(piece.as_bytes())
         } else if let Some(bytes) = few_bytes_word(piece) {
             self.subsets
                 .get(bytes, || SubsetBpe::new(&self.ranks, bytes))
@@ -465,6 +466,13 @@ mod tests {
             format!("x{}y", "=".repeat(4500)),
             format!("x{}y", "*".repeat(4200)),
             format!("x{}y", "🦀".repeat(4500)),
+            // And what follows a run in its piece, or in the text.
+            format!("x{}\n", "\t".repeat(5000)),
+            format!("{}\r\n\n", "\t".repeat(4500)),
+            format!("{} \n", "\u{3000}".repeat(4200)),
+            format!("{}x", " ".repeat(4301)),
+            format!("{}bc!", "a".repeat(4444)),
+            format!("{}\tend", "\n".repeat(4100)),
         ];
         for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
             let tokenizer = encoding.tiktoken();

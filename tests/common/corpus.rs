@@ -69,6 +69,18 @@ pub fn hostile() -> Vec<(&'static str, String)> {
             format!("x{}y", " ".repeat(1_200_000)),
         ),
         ("1,000,000 newlines", "\n".repeat(1_000_000)),
+        (
+            "a + 1,000,000 tabs + b",
+            format!("a{}b", "\t".repeat(1_000_000)),
+        ),
+        (
+            "a + 1,000,000 newlines + b",
+            format!("a{}b", "\n".repeat(1_000_000)),
+        ),
+        (
+            "a + 333,333 ideographic spaces + b",
+            format!("a{}b", "\u{3000}".repeat(333_333)),
+        ),
         ("1,000,000 a", "a".repeat(1_000_000)),
         ("1 MB of base64", base64(1_000_000)),
         ("1 MB single-line script", minified_script(1_000_000)),
