@@ -4,10 +4,9 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::raw::{fields, items, string};
-use crate::json::walk::{span_of, splice};
+use super::blocks::{cut_blocks, joined};
+use super::raw::string;
 use crate::json::{cap_json_known, CappedJson, CutText};
-use crate::layout::Cut;
 use crate::limit::{Outcome, ToolLimit};
 use crate::tokenizer::Tokenizer;
 use crate::truncation::{Truncation, TARGET};
@@ -75,15 +74,7 @@ impl<'a> Content<'a> {
     pub(super) fn text(&self) -> Cow<'a, str> {
         match *self {
             Content::Text(value) => Cow::Owned(string(value).unwrap_or_default()),
-            Content::Blocks(value, text_type) => Cow::Owned(
-                items(value)
-                    .map(|blocks| texts(&blocks, text_type))
-                    .into_iter()
-                    .flatten()
-                    .map(|(_, _, text)| text)
-                    .collect::<Vec<_>>()
-                    .join("\n"),
-            ),
+            Content::Blocks(value, text_type) => Cow::Owned(joined(value, text_type)),
             Content::Json(value, _) => Cow::Borrowed(value.get()),
         }
     }
@@ -184,81 +175,4 @@ pub(super) fn cap_shape(
             None
         }
     }
-}
-
-/// The text blocks of the list `blocks`: where each is in it, its `text` value, and its text.
-fn texts<'a>(blocks: &[&'a RawValue], text_type: &str) -> Vec<(usize, &'a RawValue, String)> {
-    blocks
-        .iter()
-        .enumerate()
-        .filter_map(|(at, block)| {
-            let fields = fields(block)?;
-            let kind = fields.get("type").and_then(|kind| string(kind));
-            let value = *fields
-                .get("text")
-                .filter(|_| kind.as_deref() == Some(text_type))?;
-            Some((at, value, string(value)?))
-        })
-        .collect()
-}
-
-/// A list of blocks with its text blocks cut together: the list's JSON, the text the blocks
-/// make joined by newlines, and where it was cut.
-#[derive(Debug)]
-pub(super) struct BlocksCut {
-    pub(super) json: String,
-    pub(super) joined: String,
-    pub(super) cut: Cut,
-}
-
-/// The list `blocks` with its text blocks (of type `text_type`) cut together, taken as one text
-/// joined by newlines: a block wholly past the cut is removed, the block the cut falls in is
-/// cut, and the note ends the last text block kept. Other blocks stay where they are, byte for
-/// byte. The one block cut of every shape: an MCP result's `content`, Anthropic's `tool_result`
-/// blocks, Chat's and Responses' text parts.
-pub(super) fn cut_blocks(
-    blocks: &RawValue,
-    text_type: &str,
-    limit: &ToolLimit,
-    tokenizer: &dyn Tokenizer,
-) -> Option<BlocksCut> {
-    let all = items(blocks)?;
-    let mut texts = texts(&all, text_type);
-    let lengths: Vec<usize> = texts.iter().map(|(_, _, text)| text.len()).collect();
-    let within = lengths.iter().map(|len| len + 1).sum::<usize>();
-    if within.saturating_sub(1) <= limit.max_tokens() {
-        return None;
-    }
-    // One text block, the usual result, is cut where it is, not copied.
-    let joined = match texts.as_mut_slice() {
-        [(_, _, text)] => std::mem::take(text),
-        texts => texts
-            .iter()
-            .map(|(_, _, text)| text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-    };
-    let cut = crate::cut(&joined, limit, tokenizer)?;
-    let mut kept = texts.iter().zip(cut.split(&joined, &lengths));
-    let mut next = kept.next();
-    let mut out = Vec::with_capacity(all.len());
-    for (at, block) in all.iter().enumerate() {
-        match next {
-            Some(((text_at, value, _), text)) if *text_at == at => {
-                if let Some(text) = text {
-                    let block = block.get();
-                    let literal = serde_json::to_string(&text).ok()?;
-                    out.push(Cow::Owned(splice(
-                        block,
-                        span_of(block, value.get()),
-                        &literal,
-                    )));
-                }
-                next = kept.next();
-            }
-            _ => out.push(Cow::Borrowed(block.get())),
-        }
-    }
-    let json = format!("[{}]", out.join(","));
-    Some(BlocksCut { json, joined, cut })
 }

@@ -8,7 +8,8 @@
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use super::found::{cap_shape, cut_blocks};
+use super::blocks::cut_blocks;
+use super::found::cap_shape;
 use super::raw::{fields, string, Splices};
 use crate::json::CutText;
 use crate::limit::Outcome;

@@ -2,7 +2,8 @@
 //! sends it ([`ToolOutputLimits::cap_call_tool_result`]), and the request to a model API, where
 //! every tool result of an agent, a host's built-in tools' included, meets the model, and where
 //! a history that is already too big is sent again on every turn ([`RequestCap`]). One block cut
-//! serves them all: a result's text blocks are cut together as one text, other blocks kept.
+//! serves them all: the text a result's blocks carry is cut together as one text, other blocks
+//! kept.
 //!
 //! [`RequestCap::cap`] cuts each tool result of a request to the limit of the tool whose call it
 //! answers, with the crate's note, in the shapes of four APIs ([`Api`]):
@@ -14,10 +15,22 @@
 //! | OpenAI Responses | `function_call_output`, `custom_tool_call_output`, `local_shell_call_output`, `shell_call_output`, `mcp_call` | the `function_call` or `custom_tool_call` with the same `call_id`; `local_shell`; `shell`; the `mcp_call`'s `name` |
 //! | Gemini | `functionResponse.response`, any JSON object | `functionResponse.name` |
 //!
+//! Text in any block is text:
+//!
+//! | block | its text |
+//! | --- | --- |
+//! | `text` (Responses' `input_text`), and Responses' `output_text` | `text` |
+//! | an MCP embedded `resource` | `resource.text` (its `uri` and `mimeType` stay) |
+//! | an Anthropic `document` with a `text` source | `source.data` |
+//! | an Anthropic `document` with a `content` source | the `text` blocks of `source.content` |
+//! | an Anthropic `search_result` | the `text` blocks of `content` |
+//!
 //! The rules:
 //!
-//! - A result's text blocks (or parts) are cut together, as an MCP result's text blocks are;
-//!   other blocks (images, documents) are kept and not counted. A JSON value (Gemini's
+//! - A result's text is cut together, as an MCP result's is: the text its blocks (or parts)
+//!   carry, as the table below says, as one text joined by newlines. A block whose text is
+//!   wholly past the cut goes, and so does a text block inside one; other blocks (images, a PDF,
+//!   a `resource` with a `blob`) are kept byte for byte, and not counted yet. A JSON value (Gemini's
 //!   `response`, a shell call's output) is cut to compact JSON of the same shape
 //!   ([`cap_json`](crate::json::cap_json)); when no cut of its shape fits, a Gemini `response`
 //!   becomes `{"output": text}` (`{"error": text}`), its JSON capped as text, and a shell call's
@@ -49,6 +62,7 @@ use crate::name::UnknownName;
 use crate::truncation::Truncation;
 
 mod anthropic;
+mod blocks;
 mod budget;
 mod cache;
 mod chat;

@@ -1,0 +1,224 @@
+//! A list of content blocks: where it carries text, and its cut. The one block cut of every
+//! shape: an MCP result's `content`, Anthropic's `tool_result` blocks, Chat's and Responses'
+//! text parts.
+//!
+//! Text in any block is text: where each kind of block carries it is the table of the
+//! module's doc ([`wire`](super)). A block whose text is wholly past the cut goes, and so does a
+//! text block inside one; every other block stays where it is, byte for byte.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+use super::raw::{fields, items, string, Fields};
+use crate::json::walk::{span_of, splice};
+use crate::layout::Cut;
+use crate::limit::ToolLimit;
+use crate::tokenizer::Tokenizer;
+
+/// Where a block carries its text.
+#[derive(Debug, Clone, Copy)]
+enum Carrier<'a> {
+    /// A string of its own: the block goes when that is wholly cut.
+    Own(&'a RawValue),
+    /// A list of `text` blocks inside it (at this string within the block): cut as a list, the
+    /// block going when all of them go.
+    Inner(&'a RawValue),
+}
+
+/// Where `block` carries text, in a list whose text blocks are of `text_type`.
+fn carrier<'a>(block: &'a RawValue, text_type: &str) -> Option<Carrier<'a>> {
+    let block = fields(block)?;
+    let kind = block.get("type").and_then(|kind| string(kind))?;
+    let own = |fields: &Fields<'a>, key: &str| -> Option<Carrier<'a>> {
+        let value = *fields.get(key)?;
+        value.get().starts_with('"').then_some(Carrier::Own(value))
+    };
+    match kind.as_str() {
+        kind if kind == text_type || kind == "output_text" => own(&block, "text"),
+        "resource" => own(&fields(block.get("resource")?)?, "text"),
+        "search_result" => inner(block.get("content")?),
+        "document" => {
+            let source = fields(block.get("source")?)?;
+            match source.get("type").and_then(|kind| string(kind))?.as_str() {
+                "text" => own(&source, "data"),
+                "content" => {
+                    let content = *source.get("content")?;
+                    own(&source, "content").or_else(|| inner(content))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn inner(list: &RawValue) -> Option<Carrier<'_>> {
+    list.get().starts_with('[').then_some(Carrier::Inner(list))
+}
+
+/// A text that a list of blocks carries: the string, its text, and for a text block inside a
+/// block, where that text block is in its list.
+#[derive(Debug)]
+struct Text<'a> {
+    value: &'a RawValue,
+    text: String,
+    inner_at: usize,
+}
+
+/// The texts of `blocks`, a list whose text blocks are of `text_type`, in order, each block with
+/// its place and where it carries them.
+fn texts<'a>(blocks: &[&'a RawValue], text_type: &str) -> Vec<(usize, Carrier<'a>, Vec<Text<'a>>)> {
+    blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(at, block)| {
+            let carrier = carrier(block, text_type)?;
+            let texts = match carrier {
+                Carrier::Own(value) => vec![Text {
+                    value,
+                    text: string(value)?,
+                    inner_at: 0,
+                }],
+                Carrier::Inner(list) => items(list)
+                    .map(|inner| text_blocks(&inner))
+                    .unwrap_or_default(),
+            };
+            Some((at, carrier, texts))
+        })
+        .collect()
+}
+
+/// The texts of the `text` blocks among `blocks`.
+fn text_blocks<'a>(blocks: &[&'a RawValue]) -> Vec<Text<'a>> {
+    blocks
+        .iter()
+        .enumerate()
+        .filter_map(|(inner_at, block)| {
+            let fields = fields(block)?;
+            let kind = fields.get("type").and_then(|kind| string(kind))?;
+            let value = *fields.get("text").filter(|_| kind == "text")?;
+            Some(Text {
+                value,
+                text: string(value)?,
+                inner_at,
+            })
+        })
+        .collect()
+}
+
+/// The text `blocks` carries, its texts joined by newlines: what a tool's limit is measured on.
+pub(super) fn joined(blocks: &RawValue, text_type: &str) -> String {
+    let Some(all) = items(blocks) else {
+        return String::new();
+    };
+    let texts = texts(&all, text_type);
+    let parts: Vec<&str> = texts
+        .iter()
+        .flat_map(|(_, _, texts)| texts.iter().map(|text| text.text.as_str()))
+        .collect();
+    parts.join("\n")
+}
+
+/// A list of blocks with its text cut: the list's JSON, the text the blocks carry joined by
+/// newlines, and where it was cut.
+#[derive(Debug)]
+pub(super) struct BlocksCut {
+    pub(super) json: String,
+    pub(super) joined: String,
+    pub(super) cut: Cut,
+}
+
+/// The list `blocks` with the text its blocks carry cut together, taken as one text joined by
+/// newlines: a block (or a text block inside one) wholly past the cut is removed, the text the
+/// cut falls in is cut, and the note ends the last text kept. Other blocks stay where they are,
+/// byte for byte.
+pub(super) fn cut_blocks(
+    blocks: &RawValue,
+    text_type: &str,
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+) -> Option<BlocksCut> {
+    let all = items(blocks)?;
+    let mut carried = texts(&all, text_type);
+    let texts = carried
+        .iter_mut()
+        .flat_map(|(_, _, texts)| texts.iter_mut());
+    let mut texts: Vec<&mut Text<'_>> = texts.collect();
+    let lengths: Vec<usize> = texts.iter().map(|text| text.text.len()).collect();
+    let within = lengths.iter().map(|len| len + 1).sum::<usize>();
+    if within.saturating_sub(1) <= limit.max_tokens() {
+        return None;
+    }
+    // One text, the usual result, is cut where it is, not copied.
+    let joined = match texts.as_mut_slice() {
+        [text] => std::mem::take(&mut text.text),
+        texts => texts
+            .iter()
+            .map(|text| text.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    let cut = crate::cut(&joined, limit, tokenizer)?;
+    let mut kept = cut.split(&joined, &lengths).into_iter();
+    let mut edits = Vec::new();
+    for (at, carrier, texts) in &carried {
+        let kept: Vec<Option<String>> = kept.by_ref().take(texts.len()).collect();
+        edits.push((*at, edited(all[*at], *carrier, texts, kept)?));
+    }
+    let json = rebuilt(&all, edits);
+    Some(BlocksCut { json, joined, cut })
+}
+
+/// `block`, which carries `texts` as `carrier` says, with each text's `kept` part (`None` for
+/// a text wholly cut): `Some(None)` when the block goes, none of its texts kept; `None` only for
+/// a text that cannot be written as JSON.
+fn edited(
+    block: &RawValue,
+    carrier: Carrier<'_>,
+    texts: &[Text<'_>],
+    kept: Vec<Option<String>>,
+) -> Option<Option<String>> {
+    if kept.iter().all(Option::is_none) {
+        return Some(None);
+    }
+    let with_text = |json: &str, value: &RawValue, text: &str| -> Option<String> {
+        let literal = serde_json::to_string(text).ok()?;
+        Some(splice(json, span_of(json, value.get()), &literal))
+    };
+    let block = block.get();
+    match carrier {
+        Carrier::Own(value) => {
+            let text = kept.into_iter().flatten().next()?;
+            with_text(block, value, &text).map(Some)
+        }
+        Carrier::Inner(list) => {
+            let inner = items(list)?;
+            let mut edits = Vec::with_capacity(texts.len());
+            for (text, kept) in texts.iter().zip(kept) {
+                let item = inner[text.inner_at].get();
+                let edit = match kept {
+                    Some(kept) => Some(with_text(item, text.value, &kept)?),
+                    None => None,
+                };
+                edits.push((text.inner_at, edit));
+            }
+            let list_json = rebuilt(&inner, edits);
+            Some(Some(splice(block, span_of(block, list.get()), &list_json)))
+        }
+    }
+}
+
+/// The list of `items` with the edits, by place: an item replaced, or removed with `None`.
+fn rebuilt(items: &[&RawValue], edits: Vec<(usize, Option<String>)>) -> String {
+    let mut edits = edits.into_iter().peekable();
+    let mut out: Vec<Cow<'_, str>> = Vec::with_capacity(items.len());
+    for (at, item) in items.iter().enumerate() {
+        match edits.next_if(|(edited, _)| *edited == at) {
+            Some((_, Some(edited))) => out.push(Cow::Owned(edited)),
+            Some((_, None)) => {}
+            None => out.push(Cow::Borrowed(item.get())),
+        }
+    }
+    format!("[{}]", out.join(","))
+}
