@@ -167,13 +167,19 @@ test("a bad argument is a TypeError that names it", async () => {
   await assert.rejects(limits.capAsync("Glob", 1), { name: "TypeError", message: "text must be a string, found a number" });
 });
 
-test("a RateLimit learns the provider's limit from its headers, and capRequest keeps within rateLimitShare of it", async () => {
-  const limits = new Limits({ defaultMaxTokens: 5000, rateLimitShare: 0.5 });
+/** An Anthropic history of `turns` Glob calls, each answered with the listing. */
+function globHistory(turns) {
   const messages = [{ role: "user", content: "go" }];
-  for (let at = 0; at < 6; at++) {
+  for (let at = 0; at < turns; at++) {
     messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${at}`, name: "Glob", input: {} }] });
     messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${at}`, content: listing }] });
   }
+  return messages;
+}
+
+test("a RateLimit learns the provider's limit from its headers, and capRequest keeps within rateLimitShare of it", async () => {
+  const limits = new Limits({ defaultMaxTokens: 5000, rateLimitShare: 0.5 });
+  const messages = globHistory(6);
   const sum = (capped) => JSON.parse(capped.body).messages.filter((_, at) => at % 2 === 0 && at > 0).reduce((sum, m) => sum + count(m.content[0].content), 0);
   const rateLimit = new RateLimit();
   assert.equal(rateLimit.limit, null);
@@ -196,11 +202,7 @@ test("a RateLimit learns the provider's limit from its headers, and capRequest k
 
 test("capRequest caps a request's tool results as the gateway does, within maxTokensPerRequest", async () => {
   const limits = new Limits({ defaultMaxTokens: 3000, maxTokensPerRequest: 8000 });
-  const messages = [{ role: "user", content: "go" }];
-  for (let at = 0; at < 6; at++) {
-    messages.push({ role: "assistant", content: [{ type: "tool_use", id: `t${at}`, name: "Glob", input: {} }] });
-    messages.push({ role: "user", content: [{ type: "tool_result", tool_use_id: `t${at}`, content: listing }] });
-  }
+  const messages = globHistory(6);
   const capped = limits.capRequest("anthropic", { messages });
   const sent = JSON.parse(capped.body).messages;
   const results = sent.filter((_, at) => at % 2 === 0 && at > 0).map((m) => m.content[0].content);
