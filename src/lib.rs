@@ -92,7 +92,7 @@
 //!
 //! `cargo run --example turn` runs such a turn (Glob, a build log, a file read and a failing
 //! test) under the manifest in `examples/turn.rs`, with a 6000-token turn budget, and prints what
-//! enters the history: four results of about 1500 tokens each, 5951 tokens in all.
+//! enters the history: four results of about 1500 tokens each, 5977 tokens in all.
 //!
 //! # Where the rest is
 //!
