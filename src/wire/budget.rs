@@ -39,7 +39,8 @@ pub(super) struct Record<'a> {
     pub(super) limit: ToolLimit,
     /// What becomes of it.
     pub(super) fate: Fate,
-    /// The stub it gives way to, under a budget; `None` for a slot whose shape is demanded.
+    /// The stub it gives way to, under a budget; `None` for the newest turn's, which never give
+    /// way, and for a slot whose shape is demanded.
     stub: Option<Stub>,
     /// Whether it is of the newest turn.
     newest: bool,
@@ -154,7 +155,10 @@ impl RequestCap {
         self.share_turns(&mut records, budget);
         for record in &mut records {
             record.fate = self.fate(&record.result, &record.limit);
-            record.stub = budget.and_then(|_| self.stub(record));
+            // The newest turn's results never give way: they need no stub.
+            record.stub = budget
+                .filter(|_| !record.newest)
+                .and_then(|_| self.stub(record));
         }
         records
     }
