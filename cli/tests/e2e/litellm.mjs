@@ -170,8 +170,12 @@ async function check(name, body) {
   }
 }
 
-const proxy = await startProxy();
+// Two proxies with the README's config, started at once: the first takes the checks of one
+// proxy, and with the second it makes the replicas of "Two LiteLLM replicas".
+const started = await Promise.allSettled([startProxy(), startProxy()]);
+const [proxy, replica] = started.map((result) => (result.status === "fulfilled" ? result.value : null));
 try {
+  for (const result of started) if (result.status === "rejected") throw result.reason;
   await check("Anthropic Messages through LiteLLM", async () => {
     const first = await send(proxy, "/v1/messages", messages(listing));
     const again = await send(proxy, "/v1/messages", messages(listing));
@@ -219,32 +223,51 @@ try {
     }
     return `${bodies.length} requests (no tool result, a tool_result of an unknown shape, a history with a stray item) reached the model unchanged`;
   });
-} finally {
-  await proxy.stop();
-}
 
-await check("Two LiteLLM replicas", async () => {
-  // Two proxies, as an organisation runs replicas behind a load balancer: each cuts the result
-  // itself, with nothing shared, and the model gets the same bytes from both. (Which of a proxy's
-  // own `--num_workers` takes a connection is the kernel's choice, so a test of two cuts made
-  // apart needs two proxies; the workers are in the next check.)
-  const started = await Promise.allSettled([startProxy(), startProxy()]);
-  const replicas = started.filter((result) => result.status === "fulfilled").map((result) => result.value);
-  try {
-    for (const result of started) if (result.status === "rejected") throw result.reason;
+  await check("Two LiteLLM replicas", async () => {
+    // Two proxies, as an organisation runs replicas behind a load balancer: each cuts the result
+    // itself, with nothing shared, and the model gets the same bytes from both. (Which of a
+    // proxy's own `--num_workers` takes a connection is the kernel's choice, so a test of two cuts
+    // made apart needs two proxies; the workers are in a check below.) A listing neither has cut.
+    const other = `${listing}\n/usr/share/replicas`;
+    const replicas = [proxy, replica];
+    const before = replicas.map((one) => cuts(one.log()).fresh.length);
     const reached = [];
-    for (const replica of replicas) reached.push(await send(replica, "/v1/messages", messages(listing)));
-    for (const replica of replicas) {
-      const log = cuts(replica.log());
-      assert.equal(log.fresh.length, 1, `each replica cut it once: ${replica.log().slice(-3000)}`);
-    }
+    for (const one of replicas) reached.push(await send(one, "/v1/messages", messages(other)));
+    replicas.forEach((one, i) => {
+      const fresh = cuts(one.log()).fresh.length - before[i];
+      assert.equal(fresh, 1, `each replica cut it once: ${one.log().slice(-3000)}`);
+    });
     assert.equal(reached[1].text, reached[0].text, "both replicas sent the model the same bytes");
     const { tokens } = cappedGlob(reached[0], "through two replicas");
     return `each of two proxies cut the 125 KB result itself, and both sent the model the same ${tokens} tokens`;
-  } finally {
-    await Promise.all(replicas.map((replica) => replica.stop()));
-  }
-});
+  });
+
+  await check("Claude Code through LiteLLM", async () => {
+    if (!existsSync(bin(parts, "claude"))) return `skipped: ${bin(parts, "claude")} is not installed (.ci/run installs it)`;
+    const claudeHome = mkdtempSync(path.join(tmpdir(), "tool-output-cap-litellm-claude-"));
+    try {
+      const before = model.requests.length;
+      // As python/README.md says: the proxy's URL, and a LiteLLM key as the token.
+      const env = { ...claudeEnv(claudeHome, proxy.url), ANTHROPIC_AUTH_TOKEN: KEY };
+      delete env.ANTHROPIC_API_KEY;
+      const args = ["-p", "List the files.", "--allowedTools", "Bash", "--output-format", "json", "--no-session-persistence"];
+      const run = await runHost(bin(parts, "claude"), args, { env, cwd: claudeHome });
+      assert.equal(run.status, 0, `Claude Code: ${run.stderr.slice(-2000)}${run.stdout.slice(-1000)}`);
+      const turn = model.requests.slice(before).find((request) => toolResults(request).length > 0);
+      assert.ok(turn, "a request with Bash's result reached the model");
+      const [result] = toolResults(turn);
+      const tokens = count(result.text);
+      assert.ok(tokens <= 5000, `${tokens} tokens`);
+      assert.match(result.text, NOTE);
+      return `Bash's listing of /usr/share (${count(execSync("find /usr/share -type f | head -c 25000").toString())} tokens) reached the model as ${tokens} tokens, ending with the note`;
+    } finally {
+      rmSync(claudeHome, { recursive: true, force: true });
+    }
+  });
+} finally {
+  await Promise.all([proxy, replica].filter(Boolean).map((one) => one.stop()));
+}
 
 await check("A 10-turn history under max_tokens_per_request, through two workers", async () => {
   // uvicorn kills a worker that does not answer its health check within 5 s, and a worker still
@@ -351,31 +374,6 @@ await check("The callback through LiteLLM", async () => {
     return `with litellm_settings.callbacks, the 125 KB Glob result reached the model as ${tokens} tokens`;
   } finally {
     await proxy.stop();
-  }
-});
-
-await check("Claude Code through LiteLLM", async () => {
-  if (!existsSync(bin(parts, "claude"))) return `skipped: ${bin(parts, "claude")} is not installed (.ci/run installs it)`;
-  const claude = await startProxy();
-  const claudeHome = mkdtempSync(path.join(tmpdir(), "tool-output-cap-litellm-claude-"));
-  try {
-    const before = model.requests.length;
-    // As python/README.md says: the proxy's URL, and a LiteLLM key as the token.
-    const env = { ...claudeEnv(claudeHome, claude.url), ANTHROPIC_AUTH_TOKEN: KEY };
-    delete env.ANTHROPIC_API_KEY;
-    const args = ["-p", "List the files.", "--allowedTools", "Bash", "--output-format", "json", "--no-session-persistence"];
-    const run = await runHost(bin(parts, "claude"), args, { env, cwd: claudeHome });
-    assert.equal(run.status, 0, `Claude Code: ${run.stderr.slice(-2000)}${run.stdout.slice(-1000)}`);
-    const turn = model.requests.slice(before).find((request) => toolResults(request).length > 0);
-    assert.ok(turn, "a request with Bash's result reached the model");
-    const [result] = toolResults(turn);
-    const tokens = count(result.text);
-    assert.ok(tokens <= 5000, `${tokens} tokens`);
-    assert.match(result.text, NOTE);
-    return `Bash's listing of /usr/share (${count(execSync("find /usr/share -type f | head -c 25000").toString())} tokens) reached the model as ${tokens} tokens, ending with the note`;
-  } finally {
-    await claude.stop();
-    rmSync(claudeHome, { recursive: true, force: true });
   }
 });
 
