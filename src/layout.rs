@@ -29,11 +29,28 @@ pub(crate) fn ending(kept: &str, note: &str) -> String {
 
 /// The note that ends a truncated output, without the newline before it.
 pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
+    noted(&format!("{dropped_tokens} tokens dropped"), hint)
+}
+
+/// The note that ends a result whose last `images` of its `of` images gave way, of
+/// `dropped_tokens` together: `truncated: N tokens dropped (2 of 10 images), refine your query`.
+pub(crate) fn images_note(
+    dropped_tokens: usize,
+    images: usize,
+    of: usize,
+    hint: Option<&str>,
+) -> String {
+    noted(
+        &format!("{dropped_tokens} tokens dropped ({images} of {of} images)"),
+        hint,
+    )
+}
+
+/// The note, saying `dropped`.
+fn noted(dropped: &str, hint: Option<&str>) -> String {
     match hint {
-        Some(hint) => {
-            format!("truncated: {dropped_tokens} tokens dropped, refine your query: {hint}")
-        }
-        None => format!("truncated: {dropped_tokens} tokens dropped, refine your query"),
+        Some(hint) => format!("truncated: {dropped}, refine your query: {hint}"),
+        None => format!("truncated: {dropped}, refine your query"),
     }
 }
 

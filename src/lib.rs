@@ -120,6 +120,7 @@
 mod cap;
 mod fence;
 pub mod future;
+mod image;
 pub mod json;
 mod layer;
 mod layout;
@@ -140,6 +141,7 @@ pub mod wire;
 mod worker;
 
 pub use cap::{cap, cut, cut_leaving_room};
+pub use image::{Detail, ImageTokens};
 pub use layer::ToolOutputCapLayer;
 pub use layout::{line_break_after, note, Cut, CUT_MARKER};
 pub use limit::{Keep, LimitError, Outcome, ToolLimit};

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use tool_output_cap::{
-    Encoding, Keep, LimitError, Manifest, ManifestError, ToolLimit, ToolOutputLimits,
+    Encoding, ImageTokens, Keep, LimitError, Manifest, ManifestError, ToolLimit, ToolOutputLimits,
 };
 
 const TICKET: &str = r#"
@@ -283,6 +283,7 @@ default_max_tokens = 4000
 default_keep = "tail"
 max_tokens_per_turn = 20000
 rate_limit_share = 0.5
+image_tokens = "openai"
 
 [worker.tool_output.per_tool]
 Read = 8000
@@ -301,6 +302,7 @@ fn strategies_hints_and_the_turn_budget_load() {
         limits.rate_limit_share().map(|share| share.get()),
         Some(0.5)
     );
+    assert_eq!(limits.image_tokens(), ImageTokens::OpenAiTiles);
     assert_eq!(
         limits.default_limit(),
         &ToolLimit::new(4000).unwrap().with_keep(Keep::Tail)
@@ -332,6 +334,7 @@ fn no_turn_budget_and_head_when_omitted() {
     let limits = Manifest::from_toml_str(TICKET).unwrap().worker.limits();
     assert_eq!(limits.max_tokens_per_turn(), None);
     assert_eq!(limits.rate_limit_share(), None);
+    assert_eq!(limits.image_tokens(), ImageTokens::Anthropic);
     assert_eq!(limits.limit_for("Read").keep(), Keep::Head);
 }
 
@@ -357,6 +360,11 @@ fn bad_strategy_values_name_the_key_and_the_line() {
             "rate_limit_share = 1.5",
             "worker.tool_output.rate_limit_share",
             "over 0 and at most 1, found 1.5",
+        ),
+        (
+            "image_tokens = \"claude\"",
+            "worker.tool_output.image_tokens",
+            r#"must be "anthropic", "openai" or "gemini", found "claude""#,
         ),
         (
             "rate_limit_share = \"half\"",
@@ -545,6 +553,7 @@ fn a_section_given_as_data_is_checked_as_the_manifests_is() {
         "default_keep": "tail",
         "max_tokens_per_turn": 20000,
         "rate_limit_share": 0.5,
+        "image_tokens": "openai",
         "per_tool": {
             "Read": 8000,
             "Bash": {"max_tokens": 6000, "keep": "head_tail"},

@@ -66,7 +66,9 @@ fn a_string_result_is_cut_to_its_tools_limit_and_the_rest_stays_byte_for_byte() 
 
 #[test]
 fn text_blocks_are_cut_together_and_other_blocks_stay() {
-    let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}});
+    // A 1 x 1 PNG: one token at Anthropic's price.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}});
     let content = json!([
         {"type": "text", "text": listing(20)},
         image.clone(),

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::image::ImageTokens;
 use crate::layout::Cut;
 use crate::limit::Outcome;
 use crate::limit::{Keep, LimitError, ToolLimit};
@@ -31,6 +32,7 @@ use crate::truncation::Truncation;
 /// max_tokens_per_turn = 20000   # all the outputs of one turn; no turn budget when omitted
 /// max_tokens_per_request = 24000 # all the tool results of one request to a model API; none when omitted
 /// rate_limit_share = 0.5        # of the per-minute input-token limit the provider reports; none when omitted
+/// image_tokens = "anthropic"    # the rule that prices an image in a result; "anthropic" when omitted
 ///
 /// [worker.tool_output.per_tool]
 /// Read = 8000
@@ -45,6 +47,7 @@ pub struct ToolOutputLimits {
     pub(crate) max_tokens_per_turn: Option<usize>,
     pub(crate) max_tokens_per_request: Option<usize>,
     pub(crate) rate_limit_share: Option<RateLimitShare>,
+    pub(crate) image_tokens: ImageTokens,
     /// A tokenizer given in place of the encoding's.
     custom: Option<CustomTokenizer>,
 }
@@ -84,6 +87,7 @@ impl Default for ToolOutputLimits {
             max_tokens_per_turn: None,
             max_tokens_per_request: None,
             rate_limit_share: None,
+            image_tokens: ImageTokens::default(),
             custom: None,
         }
     }
@@ -142,6 +146,14 @@ impl ToolOutputLimits {
     pub fn with_max_tokens_per_request(mut self, max_tokens: usize) -> Result<Self, LimitError> {
         self.max_tokens_per_request = Some(ToolLimit::new(max_tokens)?.max_tokens());
         Ok(self)
+    }
+
+    /// Prices the images of tool results by `rule`, where no model API says which
+    /// ([`ImageTokens`]): the layer's, the MCP proxy's and the adapters' results.
+    #[must_use]
+    pub fn with_image_tokens(mut self, rule: ImageTokens) -> Self {
+        self.image_tokens = rule;
+        self
     }
 
     /// Caps the tool results of one request together to `share` of the per-minute input-token
@@ -273,6 +285,11 @@ impl ToolOutputLimits {
     /// request may take together, if one is set.
     pub fn rate_limit_share(&self) -> Option<RateLimitShare> {
         self.rate_limit_share
+    }
+
+    /// The rule that prices an image in a tool result: Anthropic's unless set.
+    pub fn image_tokens(&self) -> ImageTokens {
+        self.image_tokens
     }
 
     /// The vocabulary tokens are counted in, unless a `tokenizer_file`

@@ -26,6 +26,7 @@ use section::Origin;
 /// max_tokens_per_turn = 20000 # the outputs of one turn together; no turn budget when omitted
 /// max_tokens_per_request = 24000 # the tool results of one model API request together; none when omitted
 /// rate_limit_share = 0.5      # of the provider's per-minute input-token limit, for them; none when omitted
+/// image_tokens = "anthropic"  # how an image in a result is priced: "anthropic" (default), "openai" or "gemini"
 ///
 /// # Per-tool overrides, by registered tool name: a number, or a table.
 /// [worker.tool_output.per_tool]
@@ -47,6 +48,7 @@ use section::Origin;
 /// | `max_tokens_per_turn` | none | a whole number, 32 or more |
 /// | `max_tokens_per_request` | none | a whole number, 32 or more: the tool results of one request to a model API together ([`RequestCap`](crate::wire::RequestCap)) |
 /// | `rate_limit_share` | none | a fraction over 0 and at most 1: of the per-minute input-token limit the model API reports, the tool results of one request together ([`RequestCap::cap_within_rate_limit`](crate::wire::RequestCap::cap_within_rate_limit)) |
+/// | `image_tokens` | `"anthropic"` | `"anthropic"`, `"openai"`, `"gemini"`: the provider whose rule prices an image in a tool result ([`ImageTokens`](crate::ImageTokens)); a model API's requests are priced by that API's own rule |
 /// | `tokenizer_file` | none | the path of a model's `tokenizer.json` (the `hf` feature), not with `encoding`; a relative one is read beside the manifest |
 /// | `per_tool.<Tool>` | the defaults | a whole number (32 or more), or a table of the three below |
 /// | `per_tool.<Tool>.max_tokens` | `default_max_tokens` | a whole number, 32 or more |

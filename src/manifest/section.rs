@@ -11,13 +11,14 @@ use crate::limits::ToolOutputLimits;
 use crate::share::RateLimitShare;
 
 /// The keys of the section.
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 9] = [
     "default_max_tokens",
     "default_keep",
     "encoding",
     "max_tokens_per_turn",
     "max_tokens_per_request",
     "rate_limit_share",
+    "image_tokens",
     "tokenizer_file",
     "per_tool",
 ];
@@ -65,6 +66,9 @@ impl<'a> Origin<'a> {
         }
         if let Some(share) = value("rate_limit_share") {
             limits.rate_limit_share = Some(share.share()?);
+        }
+        if let Some(rule) = value("image_tokens") {
+            limits.image_tokens = rule.named(r#""anthropic", "openai" or "gemini""#)?;
         }
         if let Some(file) = value("tokenizer_file") {
             if section.contains_key("encoding") {

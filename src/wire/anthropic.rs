@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use super::found::{Content, Found};
 use super::raw::{string_field, turns_of_role, Object};
+use crate::image::ImageTokens;
 use crate::limit::Outcome;
 
 /// Where the request's tool results are: the blocks of each message's content.
@@ -33,7 +34,8 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
     results
         .into_iter()
         .filter_map(|(at, result)| {
-            let content = Content::text_or_blocks(result.get("content")?, "text")?;
+            let content =
+                Content::text_or_blocks(result.get("content")?, "text", ImageTokens::Anthropic)?;
             let outcome = match result.get("is_error").map(|error| error.get()) {
                 Some("true") => Outcome::Error,
                 _ => Outcome::Output,

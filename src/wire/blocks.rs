@@ -10,11 +10,14 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+use super::images::image_tokens;
 use super::raw::{fields, items, string, Fields};
+use crate::image::ImageTokens;
 use crate::json::walk::{span_of, splice};
-use crate::layout::Cut;
+use crate::layout::{images_note, Cut};
 use crate::limit::ToolLimit;
 use crate::tokenizer::Tokenizer;
+use crate::truncation::Truncation;
 
 /// Where a block carries its text.
 #[derive(Debug, Clone, Copy)]
@@ -120,26 +123,40 @@ pub(super) fn joined(blocks: &RawValue, text_type: &str) -> String {
     parts.join("\n")
 }
 
-/// A list of blocks with its text cut: the list's JSON, the text the blocks carry joined by
-/// newlines, and where it was cut.
+/// A list of blocks cut to a limit: the list's JSON, the text the blocks carry joined by
+/// newlines, where that text was cut (if it was), and the figures of the whole cut, its images
+/// included.
 #[derive(Debug)]
 pub(super) struct BlocksCut {
     pub(super) json: String,
     pub(super) joined: String,
-    pub(super) cut: Cut,
+    pub(super) text_cut: Option<Cut>,
+    pub(super) truncation: Truncation,
 }
 
-/// The list `blocks` with the text its blocks carry cut together, taken as one text joined by
-/// newlines: a block (or a text block inside one) wholly past the cut is removed, the text the
-/// cut falls in is cut, and the note ends the last text kept. Other blocks stay where they are,
-/// byte for byte.
+/// The list `blocks` cut to `limit`, its text and its images (priced by `images`) together.
+///
+/// - The images stay, byte for byte, while they fit, from the first; the first always stays.
+///   The others give way whole, and a last text block says so, in the note's form
+///   ([`images_note`]).
+/// - The text the blocks carry is cut together, taken as one text joined by newlines, to what
+///   the images leave: a block (or a text block inside one) wholly past the cut is removed, the
+///   text the cut falls in is cut, and the note ends the last text kept.
+/// - Other blocks stay where they are, byte for byte.
 pub(super) fn cut_blocks(
     blocks: &RawValue,
     text_type: &str,
     limit: &ToolLimit,
     tokenizer: &dyn Tokenizer,
+    images: ImageTokens,
 ) -> Option<BlocksCut> {
     let all = items(blocks)?;
+    let priced: Vec<(usize, usize)> = all
+        .iter()
+        .enumerate()
+        .filter_map(|(at, block)| Some((at, image_tokens(block, images)?)))
+        .collect();
+    let image_tokens: usize = priced.iter().map(|(_, tokens)| tokens).sum();
     let mut carried = texts(&all, text_type);
     let texts = carried
         .iter_mut()
@@ -147,7 +164,7 @@ pub(super) fn cut_blocks(
     let mut texts: Vec<&mut Text<'_>> = texts.collect();
     let lengths: Vec<usize> = texts.iter().map(|text| text.text.len()).collect();
     let within = lengths.iter().map(|len| len + 1).sum::<usize>();
-    if within.saturating_sub(1) <= limit.max_tokens() {
+    if within.saturating_sub(1) + image_tokens <= limit.max_tokens() {
         return None;
     }
     // One text, the usual result, is cut where it is, not copied.
@@ -159,15 +176,109 @@ pub(super) fn cut_blocks(
             .collect::<Vec<_>>()
             .join("\n"),
     };
-    let cut = crate::cut(&joined, limit, tokenizer)?;
-    let mut kept = cut.split(&joined, &lengths).into_iter();
-    let mut edits = Vec::new();
-    for (at, carrier, texts) in &carried {
-        let kept: Vec<Option<String>> = kept.by_ref().take(texts.len()).collect();
-        edits.push((*at, edited(all[*at], *carrier, texts, kept)?));
+    let gone = ImagesGone::of(&priced, limit, tokenizer);
+    let text_limit = limit
+        .clone()
+        .with_max_tokens(
+            limit
+                .max_tokens()
+                .saturating_sub(gone.kept_tokens + gone.note_tokens),
+        )
+        .unwrap_or_else(|_| {
+            limit
+                .clone()
+                .with_max_tokens(ToolLimit::MIN_MAX_TOKENS)
+                .expect("the least")
+        });
+    let text_cut = crate::cut(&joined, &text_limit, tokenizer);
+    if text_cut.is_none() && gone.at.is_empty() {
+        return None;
     }
-    let json = rebuilt(&all, edits);
-    Some(BlocksCut { json, joined, cut })
+    let mut edits: Vec<(usize, Option<String>)> = gone.at.iter().map(|&at| (at, None)).collect();
+    let text_tokens = match &text_cut {
+        Some(cut) => {
+            let mut kept = cut.split(&joined, &lengths).into_iter();
+            for (at, carrier, texts) in &carried {
+                let kept: Vec<Option<String>> = kept.by_ref().take(texts.len()).collect();
+                edits.push((*at, edited(all[*at], *carrier, texts, kept)?));
+            }
+            (cut.truncation.original_tokens, cut.truncation.kept_tokens)
+        }
+        None => {
+            let tokens = tokenizer.count(&joined);
+            (tokens, tokens)
+        }
+    };
+    edits.sort_by_key(|(at, _)| *at);
+    let mut json = rebuilt(&all, edits);
+    if let Some(note) = &gone.note {
+        let block = serde_json::json!({ "type": text_type, "text": note }).to_string();
+        let comma = if json == "[]" { "" } else { "," };
+        json.insert_str(json.len() - 1, &format!("{comma}{block}"));
+    }
+    let original_tokens = text_tokens.0 + image_tokens;
+    let kept_tokens = text_tokens.1 + gone.kept_tokens;
+    let truncation = Truncation {
+        original_tokens,
+        kept_tokens,
+        dropped_tokens: original_tokens - kept_tokens,
+        max_tokens: limit.max_tokens(),
+        keep: limit.keep(),
+    };
+    Some(BlocksCut {
+        json,
+        joined,
+        text_cut,
+        truncation,
+    })
+}
+
+/// The images of a list that give way to a limit.
+#[derive(Debug, Default)]
+struct ImagesGone {
+    /// Where the images that give way are in the list.
+    at: Vec<usize>,
+    /// The tokens of the images that stay.
+    kept_tokens: usize,
+    /// The note that says what gave way, and its tokens; none when nothing did.
+    note: Option<String>,
+    note_tokens: usize,
+}
+
+impl ImagesGone {
+    /// Of `priced` (each image's place and tokens, in order), the images that give way to
+    /// `limit`: from the first that does not fit with room left for a little text and the
+    /// note, the rest. The first image always stays.
+    fn of(priced: &[(usize, usize)], limit: &ToolLimit, tokenizer: &dyn Tokenizer) -> Self {
+        let room = limit
+            .max_tokens()
+            .saturating_sub(2 * ToolLimit::MIN_MAX_TOKENS);
+        let mut kept_tokens = 0;
+        let stay = priced
+            .iter()
+            .enumerate()
+            .take_while(|&(nth, (_, tokens))| {
+                let stays = nth == 0 || kept_tokens + tokens <= room;
+                kept_tokens += if stays { *tokens } else { 0 };
+                stays
+            })
+            .count();
+        let gone = &priced[stay..];
+        if gone.is_empty() {
+            return ImagesGone {
+                kept_tokens,
+                ..ImagesGone::default()
+            };
+        }
+        let dropped = gone.iter().map(|(_, tokens)| tokens).sum();
+        let note = images_note(dropped, gone.len(), priced.len(), limit.hint());
+        ImagesGone {
+            at: gone.iter().map(|(at, _)| *at).collect(),
+            kept_tokens,
+            note_tokens: tokenizer.count(&note),
+            note: Some(note),
+        }
+    }
 }
 
 /// `block`, which carries `texts` as `carrier` says, with each text's `kept` part (`None` for

@@ -6,6 +6,8 @@
 //! input-token limit, whichever is smaller, and no more than the rest of the request leaves
 //! under that limit ([`RequestCap::cap_within_rate_limit`]). The rules:
 //!
+//! - A result's tokens are its text's and its images', each image at its provider's price
+//!   ([`wire`](super)): a result of screenshots weighs what the model is charged for it.
 //! - Each result is first held to its limit: its tool's, or its turn's share when the turn's
 //!   results share `max_tokens_per_turn` or the budget, each turn on its own.
 //! - The newest turn's results are never elided.

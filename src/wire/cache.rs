@@ -4,6 +4,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock, Mutex, OnceLock};
 
+use crate::image::ImageTokens;
 use crate::limit::ToolLimit;
 use crate::truncation::Truncation;
 
@@ -21,12 +22,19 @@ pub(super) struct Key {
     keep: crate::Keep,
     hint: Option<Arc<str>>,
     shape: &'static str,
+    images: Option<ImageTokens>,
 }
 
 impl Key {
-    pub(super) fn new(json: &str, limit: &ToolLimit, shape: &'static str) -> Self {
+    pub(super) fn new(
+        json: &str,
+        limit: &ToolLimit,
+        shape: &'static str,
+        images: Option<ImageTokens>,
+    ) -> Self {
         Key {
             shape,
+            images,
             json_hash: twox_hash::XxHash3_128::oneshot_with_seed(*SEED, json.as_bytes()),
             json_len: json.len(),
             max_tokens: limit.max_tokens,
@@ -39,7 +47,7 @@ impl Key {
     pub(super) fn of_demand(json: &str, limit: &ToolLimit) -> Self {
         Key {
             shape: "demand",
-            ..Key::new(json, limit, "")
+            ..Key::new(json, limit, "", None)
         }
     }
 
@@ -52,6 +60,7 @@ impl Key {
             max_tokens: 0,
             keep: crate::Keep::Head,
             hint: None,
+            images: None,
         }
     }
 }
@@ -190,7 +199,7 @@ mod tests {
     #[test]
     fn the_oldest_cuts_go_first_when_the_cache_is_full_and_one_too_big_is_not_kept() {
         let limit = ToolLimit::new(50).unwrap();
-        let key = |json: &str| Key::new(json, &limit, "text");
+        let key = |json: &str| Key::new(json, &limit, "text", None);
         // Room for three cuts of 10 bytes.
         let cache = CutCache::new(3 * size_of(&cut("0123456789")));
         for json in ["\"a\"", "\"b\"", "\"c\"", "\"d\""] {
@@ -202,7 +211,7 @@ mod tests {
         }
         // Another limit is another key.
         let other = ToolLimit::new(60).unwrap();
-        assert_eq!(cache.get(&Key::new("\"d\"", &other, "text")), None);
+        assert_eq!(cache.get(&Key::new("\"d\"", &other, "text", None)), None);
         cache.insert(key("\"e\""), cut(&"x".repeat(1000)));
         assert_eq!(
             cache.get(&key("\"e\"")),

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use super::found::{Content, Found};
 use super::raw::{fields, string_field, turns_of_role, Object};
+use crate::image::ImageTokens;
 use crate::limit::Outcome;
 
 /// Where the request's tool calls are: each message's `tool_calls`.
@@ -30,7 +31,9 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
         .enumerate()
         .filter(|(_, message)| role(message).as_deref() == Some("tool"))
         .filter_map(|(at, message)| {
-            let content = Content::text_or_blocks(message.fields.get("content")?, "text")?;
+            // A tool message holds text parts only: no image to price.
+            let content = message.fields.get("content")?;
+            let content = Content::text_or_blocks(content, "text", ImageTokens::OpenAiTiles)?;
             let id = string_field(&message.fields, "tool_call_id");
             Some(Found {
                 tool: id.and_then(|id| tools.get(&id).cloned()),

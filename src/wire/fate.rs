@@ -28,7 +28,13 @@ impl RequestCap {
     pub(super) fn fate(&self, result: &Found<'_>, limit: &ToolLimit) -> Fate {
         let tool = result.tool.as_deref().unwrap_or_default();
         let limit = result.outcome.limit(limit);
-        let key = Key::new(result.content.json().get(), &limit, result.content.shape());
+        let content = &result.content;
+        let key = Key::new(
+            content.json().get(),
+            &limit,
+            content.shape(),
+            content.image_rule(),
+        );
         let (entry, cached) = self.cache.get_or_make(key, || {
             let tokenizer = self.limits.tokenizer();
             let cut = result.content.cut(tool, &limit, tokenizer);
@@ -55,6 +61,6 @@ impl RequestCap {
             Some(json) => result.content.measured(json).into(),
             None => result.content.text(),
         };
-        self.limits.tokenizer().count(&text)
+        self.limits.tokenizer().count(&text) + result.content.image_tokens(capped)
     }
 }

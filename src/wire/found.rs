@@ -5,7 +5,9 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::blocks::{cut_blocks, joined};
-use super::raw::string;
+use super::images::image_tokens;
+use super::raw::{items, string};
+use crate::image::ImageTokens;
 use crate::json::{cap_json_known, CappedJson, CutText};
 use crate::limit::{Outcome, ToolLimit};
 use crate::tokenizer::Tokenizer;
@@ -28,8 +30,9 @@ pub(super) struct Found<'a> {
 pub(super) enum Content<'a> {
     /// A string.
     Text(&'a RawValue),
-    /// A list of blocks whose blocks of this `type` hold a `text`, cut together.
-    Blocks(&'a RawValue, &'static str),
+    /// A list of blocks whose blocks of this `type` hold a `text`, cut together, and whose
+    /// images are priced by this rule.
+    Blocks(&'a RawValue, &'static str, ImageTokens),
     /// Any JSON value, cut to the same shape ([`cap_json`](crate::json::cap_json)). When no cut
     /// of the shape fits, its capped text goes in an object under this key, if the slot takes
     /// one (Gemini's `{"output": text}`); else the value is left whole, with a warning, for a
@@ -43,12 +46,16 @@ impl<'a> Content<'a> {
         value.get().starts_with('"').then_some(Content::Text(value))
     }
 
-    /// `value` as a string or a list of blocks whose text blocks are of type `text_type`;
-    /// `None` for anything else.
-    pub(super) fn text_or_blocks(value: &'a RawValue, text_type: &'static str) -> Option<Self> {
+    /// `value` as a string or a list of blocks whose text blocks are of type `text_type` and
+    /// whose images are priced by `images`; `None` for anything else.
+    pub(super) fn text_or_blocks(
+        value: &'a RawValue,
+        text_type: &'static str,
+        images: ImageTokens,
+    ) -> Option<Self> {
         match value.get().as_bytes().first() {
             Some(b'"') => Some(Content::Text(value)),
-            Some(b'[') => Some(Content::Blocks(value, text_type)),
+            Some(b'[') => Some(Content::Blocks(value, text_type, images)),
             _ => None,
         }
     }
@@ -57,15 +64,41 @@ impl<'a> Content<'a> {
     pub(super) fn shape(&self) -> &'static str {
         match *self {
             Content::Text(_) => "text",
-            Content::Blocks(_, text_type) => text_type,
+            Content::Blocks(_, text_type, _) => text_type,
             Content::Json(_, _) => "json",
         }
+    }
+
+    /// The rule its images are priced by, for the cache's key: none for content that holds
+    /// none it reads.
+    pub(super) fn image_rule(&self) -> Option<ImageTokens> {
+        match *self {
+            Content::Blocks(_, _, images) => Some(images),
+            Content::Text(_) | Content::Json(_, _) => None,
+        }
+    }
+
+    /// The tokens of the images in `json`, the JSON that replaces it, or in its own if none.
+    pub(super) fn image_tokens(&self, json: Option<&str>) -> usize {
+        let Content::Blocks(own, _, rule) = *self else {
+            return 0;
+        };
+        let list = match json.map(serde_json::from_str::<&RawValue>) {
+            Some(Ok(list)) => list,
+            Some(Err(_)) => return 0,
+            None => own,
+        };
+        items(list)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|block| image_tokens(block, rule))
+            .sum()
     }
 
     /// Its JSON, as it is in the request.
     pub(super) fn json(&self) -> &'a RawValue {
         match *self {
-            Content::Text(value) | Content::Blocks(value, _) | Content::Json(value, _) => value,
+            Content::Text(value) | Content::Blocks(value, _, _) | Content::Json(value, _) => value,
         }
     }
 
@@ -74,7 +107,7 @@ impl<'a> Content<'a> {
     pub(super) fn text(&self) -> Cow<'a, str> {
         match *self {
             Content::Text(value) => Cow::Owned(string(value).unwrap_or_default()),
-            Content::Blocks(value, text_type) => Cow::Owned(joined(value, text_type)),
+            Content::Blocks(value, text_type, _) => Cow::Owned(joined(value, text_type)),
             Content::Json(value, _) => Cow::Borrowed(value.get()),
         }
     }
@@ -87,7 +120,9 @@ impl<'a> Content<'a> {
         };
         match *self {
             Content::Text(_) => Content::Text(value).text().into_owned(),
-            Content::Blocks(_, text_type) => Content::Blocks(value, text_type).text().into_owned(),
+            Content::Blocks(_, text_type, images) => Content::Blocks(value, text_type, images)
+                .text()
+                .into_owned(),
             Content::Json(_, _) => json.to_owned(),
         }
     }
@@ -97,7 +132,7 @@ impl<'a> Content<'a> {
     pub(super) fn replaced_by(&self, text: &str) -> Option<String> {
         match *self {
             Content::Text(_) => serde_json::to_string(text).ok(),
-            Content::Blocks(_, text_type) => {
+            Content::Blocks(_, text_type, _) => {
                 Some(serde_json::json!([{ "type": text_type, "text": text }]).to_string())
             }
             Content::Json(_, key) => {
@@ -125,8 +160,10 @@ impl<'a> Content<'a> {
                     cut.truncation,
                 ))
             }
-            Content::Blocks(value, text_type) => cut_blocks(value, text_type, limit, tokenizer)
-                .map(|blocks| (blocks.json, blocks.cut.truncation)),
+            Content::Blocks(value, text_type, images) => {
+                cut_blocks(value, text_type, limit, tokenizer, images)
+                    .map(|blocks| (blocks.json, blocks.truncation))
+            }
             Content::Json(value, text_in) => {
                 match cap_shape(value, tool, limit, tokenizer, None, "a tool result")? {
                     Ok(capped) => Some(capped),

@@ -53,15 +53,18 @@ pub(crate) fn cap_call_tool_result(
     let limit = outcome.limit(limits.limit_for(tool));
     let tokenizer = limits.tokenizer();
     let mut splices = Splices::default();
-    let blocks = fields
-        .get("content")
-        .and_then(|content| cut_blocks(content, "text", &limit, tokenizer).map(|b| (content, b)));
+    let blocks = fields.get("content").and_then(|content| {
+        let blocks = cut_blocks(content, "text", &limit, tokenizer, limits.image_tokens())?;
+        Some((content, blocks))
+    });
     if let Some((content, blocks)) = &blocks {
         splices.replace(result, content.get(), blocks.json.as_str().into());
     }
-    let known = blocks.as_ref().map(|(_, blocks)| CutText {
-        text: &blocks.joined,
-        cut: &blocks.cut,
+    let known = blocks.as_ref().and_then(|(_, blocks)| {
+        Some(CutText {
+            text: &blocks.joined,
+            cut: blocks.text_cut.as_ref()?,
+        })
     });
     let structured = fields.get("structuredContent").and_then(|value| {
         let capped = cap_shape(value, tool, &limit, tokenizer, known, "structuredContent")?;
@@ -69,7 +72,7 @@ pub(crate) fn cap_call_tool_result(
         splices.replace(result, value.get(), json.into());
         Some(truncation)
     });
-    let content = blocks.map(|(_, blocks)| blocks.cut.truncation);
+    let content = blocks.map(|(_, blocks)| blocks.truncation);
     let mut figures = Map::new();
     for (part, truncation) in [("content", content), ("structuredContent", structured)] {
         if let Some(truncation) = truncation {

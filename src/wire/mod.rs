@@ -25,12 +25,27 @@
 //! | an Anthropic `document` with a `content` source | the `text` blocks of `source.content` |
 //! | an Anthropic `search_result` | the `text` blocks of `content` |
 //!
+//! Every image counts, priced from its header as its provider prices it ([`ImageTokens`]):
+//!
+//! | block | priced by |
+//! | --- | --- |
+//! | an MCP `image` (`data`) | the manifest's `image_tokens` ([`ToolOutputLimits::image_tokens`]), Anthropic's by default |
+//! | an Anthropic `image` (a base64 or URL `source`) | Anthropic's rule |
+//! | a Responses `input_image` (a `data:` URL, a URL or a file id; its `detail`) | OpenAI's rule for the request's `model`: tiles, or patches with the model's multiplier |
+//!
+//! An image whose size cannot be read (a URL, a file id) is priced at the most its rule charges.
+//!
 //! The rules:
 //!
-//! - A result's text is cut together, as an MCP result's is: the text its blocks (or parts)
-//!   carry, as the table below says, as one text joined by newlines. A block whose text is
-//!   wholly past the cut goes, and so does a text block inside one; other blocks (images, a PDF,
-//!   a `resource` with a `blob`) are kept byte for byte, and not counted yet. A JSON value (Gemini's
+//! - A result's limit covers its text and its images together. The images stay, byte for byte,
+//!   while they fit, from the first, which always stays; the others give way whole, and a last
+//!   text block says so in the note's form: `truncated: 12294 tokens dropped (9 of 10 images),
+//!   refine your query`. The figures of the cut ([`Truncation`]) count both.
+//! - A result's text is cut together, as an MCP result's is, to what its images leave: the text
+//!   its blocks (or parts) carry, as the table above says, as one text joined by newlines. A
+//!   block whose text is wholly past the cut goes, and so does a text block inside one; other
+//!   blocks (a PDF, audio, a `resource` with a `blob`) are kept byte for byte, and not counted
+//!   yet. A JSON value (Gemini's
 //!   `response`, a shell call's output) is cut to compact JSON of the same shape
 //!   ([`cap_json`](crate::json::cap_json)); when no cut of its shape fits, a Gemini `response`
 //!   becomes `{"output": text}` (`{"error": text}`), its JSON capped as text, and a shell call's
@@ -56,6 +71,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
+#[cfg(doc)]
+use crate::image::ImageTokens;
 use crate::limit::Outcome;
 use crate::limits::ToolOutputLimits;
 use crate::name::UnknownName;
@@ -69,6 +86,7 @@ mod chat;
 mod fate;
 mod found;
 mod gemini;
+mod images;
 pub(crate) mod mcp;
 mod rate;
 mod raw;

@@ -11,6 +11,7 @@ use std::collections::HashMap;
 
 use super::found::{Content, Found};
 use super::raw::{string_field, Fields, Object};
+use crate::image::ImageTokens;
 use crate::limit::Outcome;
 
 /// Where the request's tool outputs are: its `input` items.
@@ -36,6 +37,9 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
             last_model
         })
         .collect();
+    // Images are priced as the request's model prices them.
+    let model = string_field(&request.fields, "model").unwrap_or_default();
+    let images = ImageTokens::of_openai_model(&model);
     let mut tools = HashMap::new();
     for item in input.iter().copied() {
         if matches!(kind(item).as_str(), "function_call" | "custom_tool_call") {
@@ -54,7 +58,7 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
             let (tool, content) = match kind(item).as_str() {
                 "function_call_output" | "custom_tool_call_output" => (
                     string_field(item, "call_id").and_then(|id| tools.get(&id).cloned()),
-                    Content::text_or_blocks(output, "input_text")?,
+                    Content::text_or_blocks(output, "input_text", images)?,
                 ),
                 "local_shell_call_output" => (Some("local_shell".into()), Content::string(output)?),
                 "shell_call_output" => (Some("shell".into()), Content::Json(output, None)),

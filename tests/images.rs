@@ -1,0 +1,256 @@
+//! Every token a tool result carries counts: its images are priced as the provider prices them,
+//! from their header, and a result's limit covers its text and its images together. Checked on
+//! this machine's own screenshots, those of the Rust toolchain's docs, where there are ten.
+
+mod common;
+
+use base64::Engine;
+use common::{count, listing};
+use serde_json::{json, Value};
+use tool_output_cap::wire::{Api, RequestCap};
+use tool_output_cap::{Detail, ImageTokens, ToolOutputLimits};
+
+/// Ten screenshots of this machine, PNGs of 800 px wide or more, with their bytes: those of the
+/// Rust toolchain's own docs (its `rust-docs` component: the book's, cargo's, rustc's); none
+/// (the tests that need them say so) where there are not ten.
+fn screenshots(test: &str) -> Vec<(String, Vec<u8>)> {
+    let sysroot = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .unwrap_or_default();
+    let folder = std::path::Path::new(&sysroot).join("share/doc/rust/html");
+    let mut found = Vec::new();
+    pngs_in(&folder, &mut found);
+    found.sort();
+    found.dedup_by(|a, b| a.1 == b.1);
+    if found.len() < 10 {
+        eprintln!(
+            "skipped {test}: fewer than ten PNGs of 800 px wide or more in {} (rustup's \
+             rust-docs component)",
+            folder.display()
+        );
+        return Vec::new();
+    }
+    found.truncate(10);
+    found
+}
+
+/// The PNGs of 800 px wide or more in `folder` and the folders in it.
+fn pngs_in(folder: &std::path::Path, found: &mut Vec<(String, Vec<u8>)>) {
+    for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            pngs_in(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "png") {
+            let bytes = std::fs::read(&path).unwrap();
+            if imagesize::blob_size(&bytes).is_ok_and(|size| size.width >= 800) {
+                found.push((path.display().to_string(), bytes));
+            }
+        }
+    }
+}
+
+fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+fn anthropic_price(bytes: &[u8]) -> usize {
+    ImageTokens::Anthropic.of_image(bytes, Detail::Auto)
+}
+
+/// The tokens a list of MCP or Anthropic blocks costs: its text, and its images at Anthropic's
+/// price, each read back from its base64.
+fn priced(blocks: &Value) -> usize {
+    let mut text = Vec::new();
+    let mut images = 0;
+    for block in blocks.as_array().unwrap() {
+        let data = block["data"].as_str().or(block["source"]["data"].as_str());
+        match (block["type"].as_str(), data) {
+            (Some("image"), Some(data)) => {
+                let bytes = base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .unwrap();
+                images += anthropic_price(&bytes);
+            }
+            _ => text.extend(block["text"].as_str()),
+        }
+    }
+    count(&text.join("\n")) + images
+}
+
+#[test]
+fn ten_screenshots_in_an_mcp_result_are_priced_and_the_last_give_way_whole() {
+    let shots =
+        screenshots("ten_screenshots_in_an_mcp_result_are_priced_and_the_last_give_way_whole");
+    if shots.is_empty() {
+        return;
+    }
+    let images: Vec<Value> = shots
+        .iter()
+        .map(|(_, bytes)| json!({"type": "image", "data": base64(bytes), "mimeType": "image/png"}))
+        .collect();
+    let mut content = vec![json!({"type": "text", "text": listing(200)})];
+    content.extend(images.iter().cloned());
+    let result = json!({ "content": content });
+    let before = priced(&result["content"]);
+    let limits = ToolOutputLimits::new(5000).unwrap();
+    let capped = limits
+        .cap_call_tool_result("browser_take_screenshot", &result.to_string())
+        .expect("ten screenshots are over 5000 tokens");
+    let capped: Value = serde_json::from_str(&capped.json).unwrap();
+    let blocks = capped["content"].as_array().unwrap();
+    let after = priced(&capped["content"]);
+    assert!(after <= 5000, "{after} tokens reached the model");
+    // The first images stay byte for byte, in order; the others go, and the last block says so.
+    let kept: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "image").collect();
+    assert!(!kept.is_empty());
+    for (kept, image) in kept.iter().zip(&images) {
+        assert_eq!(*kept, image);
+    }
+    let gone = images.len() - kept.len();
+    assert!(gone > 0);
+    let dropped: usize = shots[kept.len()..]
+        .iter()
+        .map(|(_, bytes)| anthropic_price(bytes))
+        .sum();
+    let note = blocks.last().unwrap()["text"].as_str().unwrap();
+    assert_eq!(
+        note,
+        format!(
+            "truncated: {dropped} tokens dropped ({gone} of {} images), refine your query",
+            images.len()
+        )
+    );
+    let figures = &capped["_meta"]["tool-output-cap/truncation"]["content"];
+    assert_eq!(figures["original_tokens"], before);
+    eprintln!("ten screenshots and a listing: {before} tokens at Anthropic's price, {after} after");
+}
+
+#[test]
+fn an_image_within_the_limit_passes_as_it_came() {
+    let shots = screenshots("an_image_within_the_limit_passes_as_it_came");
+    let Some((_, bytes)) = shots.first() else {
+        return;
+    };
+    let result = json!({"content": [
+        {"type": "text", "text": "the page:"},
+        {"type": "image", "data": base64(bytes), "mimeType": "image/png"},
+    ]});
+    let limits = ToolOutputLimits::new(5000).unwrap();
+    assert_eq!(
+        limits.cap_call_tool_result("shot", &result.to_string()),
+        None
+    );
+}
+
+#[test]
+fn the_text_is_cut_to_what_the_images_leave() {
+    let shots = screenshots("the_text_is_cut_to_what_the_images_leave");
+    let Some((_, bytes)) = shots.first() else {
+        return;
+    };
+    let image = json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64(bytes)}});
+    let body = json!({"model": "claude-sonnet-4-5", "messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Read", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [
+            {"type": "text", "text": listing(3000)},
+            image.clone(),
+        ]}]},
+    ]})
+    .to_string();
+    let cap = RequestCap::new(ToolOutputLimits::new(5000).unwrap()).with_cache_bytes(0);
+    let capped = cap.cap(Api::AnthropicMessages, &body).unwrap();
+    let sent: Value = serde_json::from_str(capped.body.as_deref().unwrap()).unwrap();
+    let blocks = &sent["messages"][1]["content"][0]["content"];
+    assert_eq!(blocks[1], image, "the image stays, byte for byte");
+    let image_tokens = anthropic_price(bytes);
+    let text = blocks[0]["text"].as_str().unwrap();
+    assert!(count(text) + image_tokens <= 5000);
+    assert!(
+        count(text) > 5000 - image_tokens - 100,
+        "the text takes what is left"
+    );
+    assert!(text.ends_with("refine your query"));
+}
+
+#[test]
+fn a_responses_image_is_priced_by_the_requests_model_and_its_detail() {
+    let shots = screenshots("a_responses_image_is_priced_by_the_requests_model_and_its_detail");
+    if shots.is_empty() {
+        return;
+    }
+    let request = |model: &str, detail: &str| {
+        let output: Vec<Value> = shots
+            .iter()
+            .map(|(_, bytes)| json!({"type": "input_image", "detail": detail, "image_url": format!("data:image/png;base64,{}", base64(bytes))}))
+            .collect();
+        json!({"model": model, "input": [
+            {"type": "function_call", "call_id": "c", "name": "shot", "arguments": "{}"},
+            {"type": "function_call_output", "call_id": "c", "output": output},
+        ]})
+        .to_string()
+    };
+    let cap = RequestCap::new(ToolOutputLimits::new(5000).unwrap()).with_cache_bytes(0);
+    // Ten images at 85 tokens each are within 5000: low detail passes as it came.
+    let low = cap.cap(Api::Responses, &request("gpt-4o", "low")).unwrap();
+    assert_eq!(low.body, None);
+    for model in ["gpt-4o", "gpt-4.1-mini"] {
+        let rule = ImageTokens::of_openai_model(model);
+        let high = cap.cap(Api::Responses, &request(model, "high")).unwrap();
+        let figures = high.cuts[0].truncation;
+        let total: usize = shots
+            .iter()
+            .map(|(_, bytes)| rule.of_image(bytes, Detail::Auto))
+            .sum();
+        assert_eq!(figures.original_tokens, total, "{model}");
+        assert!(figures.kept_tokens <= 5000, "{model}");
+    }
+}
+
+#[test]
+fn a_screenshot_every_turn_for_24_turns_stays_within_the_requests_budget() {
+    let shots =
+        screenshots("a_screenshot_every_turn_for_24_turns_stays_within_the_requests_budget");
+    if shots.is_empty() {
+        return;
+    }
+    let limits = ToolOutputLimits::new(5000)
+        .unwrap()
+        .with_max_tokens_per_request(12_000)
+        .unwrap();
+    let cap = RequestCap::new(limits);
+    let mut messages = vec![json!({"role": "user", "content": "Check the pages."})];
+    let mut largest = 0;
+    for turn in 0..24 {
+        let (_, bytes) = &shots[turn % shots.len()];
+        let id = format!("t{turn}");
+        messages.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": id, "name": "screenshot", "input": {}}]}));
+        messages.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": [
+            {"type": "text", "text": format!("page {turn}")},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64(bytes)}},
+        ]}]}));
+        // The uncut history, sent again each turn, as a host sends it.
+        let body = json!({"model": "claude-sonnet-4-5", "messages": messages}).to_string();
+        let capped = cap.cap(Api::AnthropicMessages, &body).unwrap();
+        let sent: Value = serde_json::from_str(capped.body.as_deref().unwrap_or(&body)).unwrap();
+        let results: usize = sent["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|message| message["content"].as_array())
+            .flatten()
+            .filter(|block| block["type"] == "tool_result")
+            .map(|block| match &block["content"] {
+                Value::String(text) => count(text),
+                blocks => priced(blocks),
+            })
+            .sum();
+        assert!(
+            results <= 12_000,
+            "turn {turn}: {results} tokens of results"
+        );
+        largest = largest.max(results);
+    }
+    eprintln!("24 turns with a screenshot each: at most {largest} tokens of results in a request");
+}
