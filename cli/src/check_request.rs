@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use serde_json::Value;
-use tool_output_cap::wire::{Api, RequestCap, ResultCut};
+use tool_output_cap::wire::{Api, Carried, RequestCap, ResultCut};
 
 use crate::args::{LimitArgs, RequestArgs};
 use crate::config::Config;
@@ -37,15 +37,16 @@ pub(crate) fn check_request(
     };
     let described = config.describe();
     let cap = RequestCap::new(config.limits).with_cache_bytes(0);
-    let capped = cap
-        .cap(api, &body)
-        .map_err(|e| Failure::usage(format!("{}: {e}", file.display())))?;
+    let not_a_request = |e| Failure::usage(format!("{}: {e}", file.display()));
+    let capped = cap.cap(api, &body).map_err(not_a_request)?;
+    let carried = cap.carried(api, &body).map_err(not_a_request)?;
     let tokenizer = cap.limits().tokenizer();
     let after = capped
         .body
         .as_deref()
         .map_or_else(|| tokenizer.count(&body), |b| tokenizer.count(b));
     println!("{described}\nrequest: {} ({})", file.display(), api.name());
+    println!("{}", counted(&carried));
     for cut in &capped.cuts {
         println!("{}", said(cut));
     }
@@ -62,6 +63,18 @@ pub(crate) fn check_request(
         tokenizer.count(&body)
     );
     Ok(0)
+}
+
+/// What the request's tool results carry, by kind, as the cap counts them.
+fn counted(carried: &[Carried]) -> String {
+    let sum = |of: fn(&Carried) -> usize| carried.iter().map(of).sum::<usize>();
+    format!(
+        "counted in its {} tool results: {} tokens of text, {} images of {} tokens",
+        carried.len(),
+        sum(|c| c.text_tokens),
+        sum(|c| c.images),
+        sum(|c| c.image_tokens),
+    )
 }
 
 /// What `check` says of a result cut: its tool and figures, or that it gave way to the budget.

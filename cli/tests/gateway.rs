@@ -538,6 +538,53 @@ fn check_says_what_the_gateway_would_cut_of_a_recorded_request() {
 }
 
 #[test]
+fn check_counts_the_images_of_a_recorded_request_and_says_what_gives_way() {
+    let dir = scratch("gateway", "check-images");
+    // A 1568 x 1 PNG's header: 3 tokens at Anthropic's price; a PNG whose header cannot be
+    // read: the most, 1640.
+    let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    png.extend(1568u32.to_be_bytes());
+    png.extend(1u32.to_be_bytes());
+    png.extend(b"\x08\x06\0\0\0");
+    let base64 =
+        |bytes: &[u8]| base64::Engine::encode(&base64::engine::general_purpose::STANDARD, bytes);
+    let image = |data: String| json!({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": data}});
+    let mut content = vec![
+        json!({"type": "text", "text": "the page"}),
+        image(base64(&png)),
+    ];
+    content.extend((0..3).map(|_| image(base64(b"unreadable"))));
+    let body = json!({"model": "m", "messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shot", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": content}]},
+    ]});
+    let file = dir.join("request.json");
+    std::fs::write(&file, body.to_string()).unwrap();
+    let output = binary(&dir)
+        .args([
+            "check",
+            "--max-tokens",
+            "2000",
+            "--request",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("counted in its 1 tool results: 2 tokens of text, 4 images of 4923 tokens"),
+        "{stdout}"
+    );
+    // The first two images fit 2000 with room for the text; the last two give way.
+    assert!(
+        stdout.contains("shot: 4925 tokens, cut to 1645"),
+        "{stdout}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn check_shows_what_gives_way_to_the_requests_budget() {
     let dir = scratch("gateway", "check-budget");
     let listing: String = (0..2000)

@@ -78,21 +78,22 @@ impl<'a> Content<'a> {
         }
     }
 
-    /// The tokens of the images in `json`, the JSON that replaces it, or in its own if none.
-    pub(super) fn image_tokens(&self, json: Option<&str>) -> usize {
+    /// The images in `json`, the JSON that replaces it, or in its own if none: how many, and
+    /// their tokens.
+    pub(super) fn images(&self, json: Option<&str>) -> (usize, usize) {
         let Content::Blocks(own, _, rule) = *self else {
-            return 0;
+            return (0, 0);
         };
         let list = match json.map(serde_json::from_str::<&RawValue>) {
             Some(Ok(list)) => list,
-            Some(Err(_)) => return 0,
+            Some(Err(_)) => return (0, 0),
             None => own,
         };
-        items(list)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|block| image_tokens(block, rule))
-            .sum()
+        let priced = items(list).unwrap_or_default();
+        let priced = priced.iter().filter_map(|block| image_tokens(block, rule));
+        priced.fold((0, 0), |(images, tokens), priced| {
+            (images + 1, tokens + priced)
+        })
     }
 
     /// Its JSON, as it is in the request.

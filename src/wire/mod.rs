@@ -82,6 +82,7 @@ mod anthropic;
 mod blocks;
 mod budget;
 mod cache;
+mod carried;
 mod chat;
 mod fate;
 mod found;
@@ -97,6 +98,7 @@ use cache::CutCache;
 use found::Found;
 use raw::{Object, Splices};
 
+pub use carried::Carried;
 pub use mcp::{CappedResult, META_KEY};
 pub use rate::{
     input_tokens_limit, Learned, RateLimit, RateLimitFit, INPUT_LIMIT_HEADERS, NEWEST_FLOOR,
@@ -398,31 +400,38 @@ impl RequestCap {
         body: &str,
         rate_limit: Option<usize>,
     ) -> Result<CappedRequest, NotARequest> {
-        // Where serde_json reads a string (a message's text, a key) it refuses a lone surrogate;
-        // the body is then read with each such escape as `\ufffd`, of the same length, and the
-        // cuts made where they are in the body itself.
-        let readable: Cow<'_, str>;
-        let request = match raw::read(body, api.path()) {
-            Ok(request) => {
-                readable = Cow::Borrowed(body);
-                request
-            }
-            Err(error) => {
-                readable = match crate::json::without_lone_surrogates(body) {
-                    Cow::Borrowed(_) => return Err(NotARequest(error)),
-                    owned => owned,
-                };
-                raw::read(&readable, api.path()).map_err(NotARequest)?
-            }
-        };
         let rate_limit = rate_limit.filter(|_| self.limits.rate_limit_share().is_some());
         let budget = self.budget(rate_limit);
-        let mut records = self.lay_out(api.results(&request), budget);
-        let fit = budget.and_then(|budget| {
-            let rate_limit = rate_limit.map(|limit| (limit, readable.as_ref()));
-            self.fit(&mut records, budget, rate_limit)
-        });
-        Ok(capped(body, &readable, records, fit))
+        read(api, body, |readable, request| {
+            let mut records = self.lay_out(api.results(&request), budget);
+            let fit = budget.and_then(|budget| {
+                let rate_limit = rate_limit.map(|limit| (limit, readable));
+                self.fit(&mut records, budget, rate_limit)
+            });
+            capped(body, readable, records, fit)
+        })
+    }
+}
+
+/// `then` of the request `body` of `api`, as it is read (`readable`) and its parts: where
+/// serde_json reads a string (a message's text, a key) it refuses a lone surrogate, so the body
+/// is then read with each such escape as `\ufffd`, of the same length, and the cuts made where
+/// they are in the body itself.
+fn read<T>(
+    api: Api,
+    body: &str,
+    then: impl FnOnce(&str, raw::Object<'_>) -> T,
+) -> Result<T, NotARequest> {
+    match raw::read(body, api.path()) {
+        Ok(request) => Ok(then(body, request)),
+        Err(error) => {
+            let readable = match crate::json::without_lone_surrogates(body) {
+                Cow::Borrowed(_) => return Err(NotARequest(error)),
+                owned => owned,
+            };
+            let request = raw::read(&readable, api.path()).map_err(NotARequest)?;
+            Ok(then(&readable, request))
+        }
     }
 }
 
