@@ -477,3 +477,19 @@ def test_manifest_path_is_the_commands(tmp_path, monkeypatch):
     (tmp_path / "tool-output-cap").mkdir()
     (tmp_path / "tool-output-cap" / "manifest.toml").write_text("[worker.tool_output]\n")
     assert str(toc.manifest_path()) == str(tmp_path / "tool-output-cap" / "manifest.toml")
+
+
+def test_cap_request_counts_images_and_the_last_give_way():
+    # PNG headers of 1568 x 1000: 1640 tokens each at Anthropic's price, its most.
+    header = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR" + (1568).to_bytes(4, "big") + (1000).to_bytes(4, "big") + b"\x08\x06\0\0\0"
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64.b64encode(header).decode()}}
+    body = {"messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "screenshot", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [image] * 5}]},
+    ]}
+    capped = toc.Limits().cap_request_with_cuts("anthropic", body)
+    blocks = json.loads(capped.body)["messages"][1]["content"][0]["content"]
+    assert blocks[:3] == [image] * 3
+    assert blocks[3:] == [{"type": "text", "text": "truncated: 3280 tokens dropped (2 of 5 images), refine your query"}]
+    assert capped.cuts[0].truncation.original_tokens == 5 * 1640
+    assert capped.cuts[0].truncation.kept_tokens == 3 * 1640

@@ -151,11 +151,7 @@ pub(super) fn cut_blocks(
     images: ImageTokens,
 ) -> Option<BlocksCut> {
     let all = items(blocks)?;
-    let priced: Vec<(usize, usize)> = all
-        .iter()
-        .enumerate()
-        .filter_map(|(at, block)| Some((at, image_tokens(block, images)?)))
-        .collect();
+    let priced = priced(&all, images);
     let image_tokens: usize = priced.iter().map(|(_, tokens)| tokens).sum();
     let mut carried = texts(&all, text_type);
     let texts = carried
@@ -177,20 +173,7 @@ pub(super) fn cut_blocks(
             .join("\n"),
     };
     let gone = ImagesGone::of(&priced, limit, tokenizer);
-    let text_limit = limit
-        .clone()
-        .with_max_tokens(
-            limit
-                .max_tokens()
-                .saturating_sub(gone.kept_tokens + gone.note_tokens),
-        )
-        .unwrap_or_else(|_| {
-            limit
-                .clone()
-                .with_max_tokens(ToolLimit::MIN_MAX_TOKENS)
-                .expect("the least")
-        });
-    let text_cut = crate::cut(&joined, &text_limit, tokenizer);
+    let text_cut = crate::cut(&joined, &gone.text_limit(limit), tokenizer);
     if text_cut.is_none() && gone.at.is_empty() {
         return None;
     }
@@ -211,20 +194,8 @@ pub(super) fn cut_blocks(
     };
     edits.sort_by_key(|(at, _)| *at);
     let mut json = rebuilt(&all, edits);
-    if let Some(note) = &gone.note {
-        let block = serde_json::json!({ "type": text_type, "text": note }).to_string();
-        let comma = if json == "[]" { "" } else { "," };
-        json.insert_str(json.len() - 1, &format!("{comma}{block}"));
-    }
-    let original_tokens = text_tokens.0 + image_tokens;
-    let kept_tokens = text_tokens.1 + gone.kept_tokens;
-    let truncation = Truncation {
-        original_tokens,
-        kept_tokens,
-        dropped_tokens: original_tokens - kept_tokens,
-        max_tokens: limit.max_tokens(),
-        keep: limit.keep(),
-    };
+    gone.note_after(&mut json, text_type);
+    let truncation = gone.figures(limit, text_tokens);
     Some(BlocksCut {
         json,
         joined,
@@ -233,12 +204,20 @@ pub(super) fn cut_blocks(
     })
 }
 
+/// The images among `blocks`: each one's place and tokens under `rule`.
+fn priced(blocks: &[&RawValue], rule: ImageTokens) -> Vec<(usize, usize)> {
+    let priced = blocks.iter().enumerate();
+    let priced = priced.filter_map(|(at, block)| Some((at, image_tokens(block, rule)?)));
+    priced.collect()
+}
+
 /// The images of a list that give way to a limit.
 #[derive(Debug, Default)]
 struct ImagesGone {
     /// Where the images that give way are in the list.
     at: Vec<usize>,
-    /// The tokens of the images that stay.
+    /// The tokens of all the images, and of those that stay.
+    tokens: usize,
     kept_tokens: usize,
     /// The note that says what gave way, and its tokens; none when nothing did.
     note: Option<String>,
@@ -264,19 +243,51 @@ impl ImagesGone {
             })
             .count();
         let gone = &priced[stay..];
-        if gone.is_empty() {
-            return ImagesGone {
-                kept_tokens,
-                ..ImagesGone::default()
-            };
-        }
-        let dropped = gone.iter().map(|(_, tokens)| tokens).sum();
-        let note = images_note(dropped, gone.len(), priced.len(), limit.hint());
+        let dropped: usize = gone.iter().map(|(_, tokens)| tokens).sum();
+        let note = (!gone.is_empty())
+            .then(|| images_note(dropped, gone.len(), priced.len(), limit.hint()));
         ImagesGone {
             at: gone.iter().map(|(at, _)| *at).collect(),
+            tokens: kept_tokens + dropped,
             kept_tokens,
-            note_tokens: tokenizer.count(&note),
-            note: Some(note),
+            note_tokens: note.as_deref().map_or(0, |note| tokenizer.count(note)),
+            note,
+        }
+    }
+
+    /// What the images that stay, and the note, leave the text of `limit`: at least the least
+    /// limit, when the first image alone takes more.
+    fn text_limit(&self, limit: &ToolLimit) -> ToolLimit {
+        let left = limit
+            .max_tokens()
+            .saturating_sub(self.kept_tokens + self.note_tokens);
+        let left = left.max(ToolLimit::MIN_MAX_TOKENS);
+        limit
+            .clone()
+            .with_max_tokens(left)
+            .expect("at least the least limit")
+    }
+
+    /// Ends the list `json` with the note, as a block of `text_type`, if any image gave way.
+    fn note_after(&self, json: &mut String, text_type: &str) {
+        if let Some(note) = &self.note {
+            let block = serde_json::json!({ "type": text_type, "text": note }).to_string();
+            let comma = if json == "[]" { "" } else { "," };
+            json.insert_str(json.len() - 1, &format!("{comma}{block}"));
+        }
+    }
+
+    /// The figures of the whole cut to `limit`, of a text of `text.0` tokens of which `text.1`
+    /// were kept, and these images.
+    fn figures(&self, limit: &ToolLimit, text: (usize, usize)) -> Truncation {
+        let original_tokens = text.0 + self.tokens;
+        let kept_tokens = text.1 + self.kept_tokens;
+        Truncation {
+            original_tokens,
+            kept_tokens,
+            dropped_tokens: original_tokens - kept_tokens,
+            max_tokens: limit.max_tokens(),
+            keep: limit.keep(),
         }
     }
 }
