@@ -124,6 +124,12 @@ fn ten_screenshots_in_an_mcp_result_are_priced_and_the_last_give_way_whole() {
     );
     let figures = &capped["_meta"]["tool-output-cap/truncation"]["content"];
     assert_eq!(figures["original_tokens"], before);
+    // Capped once, nothing more to cut: a host that keeps the capped result sends it again.
+    let again = json!({ "content": capped["content"] }).to_string();
+    assert_eq!(
+        limits.cap_call_tool_result("browser_take_screenshot", &again),
+        None
+    );
     eprintln!("ten screenshots and a listing: {before} tokens at Anthropic's price, {after} after");
 }
 
@@ -172,6 +178,12 @@ fn the_text_is_cut_to_what_the_images_leave() {
         "the text takes what is left"
     );
     assert!(text.ends_with("refine your query"));
+    let again = cap.cap(Api::AnthropicMessages, capped.body.as_deref().unwrap());
+    assert_eq!(
+        again.unwrap().body,
+        None,
+        "capped once, the same bytes after"
+    );
 }
 
 #[test]
