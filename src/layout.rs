@@ -3,6 +3,7 @@
 
 use crate::fence::closing_fence;
 use crate::limit::Keep;
+use crate::media::MediaKind;
 use crate::truncation::Truncation;
 
 /// The line that stands where [`Keep::HeadTail`] cut out the middle of an output.
@@ -32,16 +33,20 @@ pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
     noted(&format!("{dropped_tokens} tokens dropped"), hint)
 }
 
-/// The note that ends a result whose last `images` of its `of` images gave way, of
-/// `dropped_tokens` together: `truncated: N tokens dropped (2 of 10 images), refine your query`.
-pub(crate) fn images_note(
+/// The note that ends a result of which media gave way, `dropped_tokens` together, each kind's
+/// `(kind, gone, of)`: `truncated: N tokens dropped (2 of 10 images, 1 of 1 PDFs), refine your
+/// query`.
+pub(crate) fn media_note(
     dropped_tokens: usize,
-    images: usize,
-    of: usize,
+    gone: &[(MediaKind, usize, usize)],
     hint: Option<&str>,
 ) -> String {
+    let gone: Vec<String> = gone
+        .iter()
+        .map(|(kind, gone, of)| format!("{gone} of {of} {kind}"))
+        .collect();
     noted(
-        &format!("{dropped_tokens} tokens dropped ({images} of {of} images)"),
+        &format!("{dropped_tokens} tokens dropped ({})", gone.join(", ")),
         hint,
     )
 }

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use serde_json::Value;
 use tool_output_cap::wire::{Api, Carried, RequestCap, ResultCut};
+use tool_output_cap::MediaKind;
 
 use crate::args::{LimitArgs, RequestArgs};
 use crate::config::Config;
@@ -65,15 +66,24 @@ pub(crate) fn check_request(
     Ok(0)
 }
 
-/// What the request's tool results carry, by kind, as the cap counts them.
+/// What the request's tool results carry, by kind, as the cap counts them: their text, and each
+/// kind of media they hold.
 fn counted(carried: &[Carried]) -> String {
-    let sum = |of: fn(&Carried) -> usize| carried.iter().map(of).sum::<usize>();
+    let text: usize = carried.iter().map(|c| c.text_tokens).sum();
+    let mut kinds = vec![format!("{text} tokens of text")];
+    for kind in MediaKind::ALL {
+        let (blocks, tokens) = carried
+            .iter()
+            .map(|c| c.of_kind(kind))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        if blocks > 0 || kind == MediaKind::Image {
+            kinds.push(format!("{blocks} {kind} of {tokens} tokens"));
+        }
+    }
     format!(
-        "counted in its {} tool results: {} tokens of text, {} images of {} tokens",
+        "counted in its {} tool results: {}",
         carried.len(),
-        sum(|c| c.text_tokens),
-        sum(|c| c.images),
-        sum(|c| c.image_tokens),
+        kinds.join(", ")
     )
 }
 

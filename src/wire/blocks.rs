@@ -10,12 +10,13 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::images::image_tokens;
+use super::media::priced as priced_media;
 use super::raw::{fields, items, string, Fields};
 use crate::image::ImageTokens;
 use crate::json::walk::{span_of, splice};
-use crate::layout::{images_note, Cut};
+use crate::layout::{media_note, Cut};
 use crate::limit::ToolLimit;
+use crate::media::{Media, MediaKind};
 use crate::tokenizer::Tokenizer;
 use crate::truncation::Truncation;
 
@@ -124,7 +125,7 @@ pub(super) fn joined(blocks: &RawValue, text_type: &str) -> String {
 }
 
 /// A list of blocks cut to a limit: the list's JSON, the text the blocks carry joined by
-/// newlines, where that text was cut (if it was), and the figures of the whole cut, its images
+/// newlines, where that text was cut (if it was), and the figures of the whole cut, its media
 /// included.
 #[derive(Debug)]
 pub(super) struct BlocksCut {
@@ -134,13 +135,15 @@ pub(super) struct BlocksCut {
     pub(super) truncation: Truncation,
 }
 
-/// The list `blocks` cut to `limit`, its text and its images (priced by `images`) together.
+/// The list `blocks` cut to `limit`, its text and its media (images priced by `images`, the rest
+/// by [`media`](crate::media)'s estimate) together.
 ///
 /// - The images stay, byte for byte, while they fit, from the first; the first always stays.
-///   The others give way whole, and a last text block says so, in the note's form
-///   ([`images_note`]).
+///   The others give way whole. Every other block of media (a PDF, audio, a blob) stays only if
+///   it fits, and gives way whole if not. A last text block says what gave way, in the note's
+///   form ([`media_note`]).
 /// - The text the blocks carry is cut together, taken as one text joined by newlines, to what
-///   the images leave: a block (or a text block inside one) wholly past the cut is removed, the
+///   the media leave: a block (or a text block inside one) wholly past the cut is removed, the
 ///   text the cut falls in is cut, and the note ends the last text kept.
 /// - Other blocks stay where they are, byte for byte.
 pub(super) fn cut_blocks(
@@ -152,7 +155,7 @@ pub(super) fn cut_blocks(
 ) -> Option<BlocksCut> {
     let all = items(blocks)?;
     let priced = priced(&all, images);
-    let image_tokens: usize = priced.iter().map(|(_, tokens)| tokens).sum();
+    let media_tokens: usize = priced.iter().map(|(_, media)| media.tokens).sum();
     let mut carried = texts(&all, text_type);
     let texts = carried
         .iter_mut()
@@ -160,7 +163,7 @@ pub(super) fn cut_blocks(
     let mut texts: Vec<&mut Text<'_>> = texts.collect();
     let lengths: Vec<usize> = texts.iter().map(|text| text.text.len()).collect();
     let within = lengths.iter().map(|len| len + 1).sum::<usize>();
-    if within.saturating_sub(1) + image_tokens <= limit.max_tokens() {
+    if within.saturating_sub(1) + media_tokens <= limit.max_tokens() {
         return None;
     }
     // One text, the usual result, is cut where it is, not copied.
@@ -172,7 +175,7 @@ pub(super) fn cut_blocks(
             .collect::<Vec<_>>()
             .join("\n"),
     };
-    let gone = ImagesGone::of(&priced, limit, tokenizer);
+    let gone = MediaGone::of(&priced, limit, tokenizer);
     let text_cut = crate::cut(&joined, &gone.text_limit(limit), tokenizer);
     if text_cut.is_none() && gone.at.is_empty() {
         return None;
@@ -204,50 +207,73 @@ pub(super) fn cut_blocks(
     })
 }
 
-/// The images among `blocks`: each one's place and tokens under `rule`.
-fn priced(blocks: &[&RawValue], rule: ImageTokens) -> Vec<(usize, usize)> {
+/// The media among `blocks`: each block's place, and its price under `rule`.
+fn priced(blocks: &[&RawValue], rule: ImageTokens) -> Vec<(usize, Media)> {
     let priced = blocks.iter().enumerate();
-    let priced = priced.filter_map(|(at, block)| Some((at, image_tokens(block, rule)?)));
+    let priced = priced.filter_map(|(at, block)| Some((at, priced_media(block, rule)?)));
     priced.collect()
 }
 
-/// The images of a list that give way to a limit.
+/// The media of a list that give way to a limit.
 #[derive(Debug, Default)]
-struct ImagesGone {
-    /// Where the images that give way are in the list.
-    at: Vec<usize>,
-    /// The tokens of all the images, and of those that stay.
+pub(super) struct MediaGone {
+    /// Where the blocks that give way are in the list.
+    pub(super) at: Vec<usize>,
+    /// The tokens of all the media, and of those that stay.
     tokens: usize,
     kept_tokens: usize,
     /// The note that says what gave way, and its tokens; none when nothing did.
-    note: Option<String>,
+    pub(super) note: Option<String>,
     note_tokens: usize,
 }
 
-impl ImagesGone {
-    /// Of `priced` (each image's place and tokens, in order), the images that give way to
-    /// `limit`: from the first that does not fit with room left for a little text and the
-    /// note, the rest. The first image always stays.
-    fn of(priced: &[(usize, usize)], limit: &ToolLimit, tokenizer: &dyn Tokenizer) -> Self {
+impl MediaGone {
+    /// Of `priced` (each block's place and price, in order), the blocks that give way to
+    /// `limit`, with room left for a little text and the note. The first image always stays,
+    /// and the others stay, in order, while they fit: from the first that does not, the rest
+    /// give way. Any other block stays only if it fits.
+    pub(super) fn of(
+        priced: &[(usize, Media)],
+        limit: &ToolLimit,
+        tokenizer: &dyn Tokenizer,
+    ) -> Self {
         let room = limit
             .max_tokens()
             .saturating_sub(2 * ToolLimit::MIN_MAX_TOKENS);
-        let mut kept_tokens = 0;
-        let stay = priced
-            .iter()
-            .enumerate()
-            .take_while(|&(nth, (_, tokens))| {
-                let stays = nth == 0 || kept_tokens + tokens <= room;
-                kept_tokens += if stays { *tokens } else { 0 };
-                stays
-            })
-            .count();
-        let gone = &priced[stay..];
+        let (mut kept_tokens, mut images, mut images_stopped) = (0, 0, false);
+        let mut at = Vec::new();
+        let mut gone: Vec<(MediaKind, usize)> = Vec::new();
+        for &(place, media) in priced {
+            let fits = kept_tokens + media.tokens <= room;
+            let stays = match media.kind {
+                MediaKind::Image => {
+                    images += 1;
+                    let stays = images == 1 || (fits && !images_stopped);
+                    images_stopped |= !stays;
+                    stays
+                }
+                _ => fits,
+            };
+            match stays {
+                true => kept_tokens += media.tokens,
+                false => {
+                    at.push(place);
+                    gone.push((media.kind, media.tokens));
+                }
+            }
+        }
         let dropped: usize = gone.iter().map(|(_, tokens)| tokens).sum();
-        let note = (!gone.is_empty())
-            .then(|| images_note(dropped, gone.len(), priced.len(), limit.hint()));
-        ImagesGone {
-            at: gone.iter().map(|(at, _)| *at).collect(),
+        let counts: Vec<(MediaKind, usize, usize)> = MediaKind::ALL
+            .into_iter()
+            .filter_map(|kind| {
+                let gone = gone.iter().filter(|(gone, _)| *gone == kind).count();
+                let all = priced.iter().filter(|(_, media)| media.kind == kind);
+                (gone > 0).then(|| (kind, gone, all.count()))
+            })
+            .collect();
+        let note = (!at.is_empty()).then(|| media_note(dropped, &counts, limit.hint()));
+        MediaGone {
+            at,
             tokens: kept_tokens + dropped,
             kept_tokens,
             note_tokens: note.as_deref().map_or(0, |note| tokenizer.count(note)),
@@ -255,9 +281,9 @@ impl ImagesGone {
         }
     }
 
-    /// What the images that stay, and the note, leave the text of `limit`: at least the least
+    /// What the media that stay, and the note, leave the text of `limit`: at least the least
     /// limit, when the first image alone takes more.
-    fn text_limit(&self, limit: &ToolLimit) -> ToolLimit {
+    pub(super) fn text_limit(&self, limit: &ToolLimit) -> ToolLimit {
         let left = limit
             .max_tokens()
             .saturating_sub(self.kept_tokens + self.note_tokens);
@@ -268,7 +294,7 @@ impl ImagesGone {
             .expect("at least the least limit")
     }
 
-    /// Ends the list `json` with the note, as a block of `text_type`, if any image gave way.
+    /// Ends the list `json` with the note, as a block of `text_type`, if any block gave way.
     fn note_after(&self, json: &mut String, text_type: &str) {
         if let Some(note) = &self.note {
             let block = serde_json::json!({ "type": text_type, "text": note }).to_string();
@@ -278,8 +304,8 @@ impl ImagesGone {
     }
 
     /// The figures of the whole cut to `limit`, of a text of `text.0` tokens of which `text.1`
-    /// were kept, and these images.
-    fn figures(&self, limit: &ToolLimit, text: (usize, usize)) -> Truncation {
+    /// were kept, and these media.
+    pub(super) fn figures(&self, limit: &ToolLimit, text: (usize, usize)) -> Truncation {
         let original_tokens = text.0 + self.tokens;
         let kept_tokens = text.1 + self.kept_tokens;
         Truncation {
@@ -332,7 +358,7 @@ fn edited(
 }
 
 /// The list of `items` with the edits, by place: an item replaced, or removed with `None`.
-fn rebuilt(items: &[&RawValue], edits: Vec<(usize, Option<String>)>) -> String {
+pub(super) fn rebuilt(items: &[&RawValue], edits: Vec<(usize, Option<String>)>) -> String {
     let mut edits = edits.into_iter().peekable();
     let mut out: Vec<Cow<'_, str>> = Vec::with_capacity(items.len());
     for (at, item) in items.iter().enumerate() {

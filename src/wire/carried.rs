@@ -2,6 +2,7 @@
 //! `tool-output-cap check --request` lists.
 
 use super::{read, Api, NotARequest, RequestCap};
+use crate::media::{Media, MediaKind};
 
 /// What one tool result of a request carries, as the cap counts it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,10 +13,19 @@ pub struct Carried {
     /// The tokens of its text: its text blocks and the text other blocks carry, joined by
     /// newlines, or its string, or its JSON.
     pub text_tokens: usize,
-    /// How many images it holds.
-    pub images: usize,
-    /// Their tokens, each at its provider's price.
-    pub image_tokens: usize,
+    /// The media it carries, in order, each priced: an image at its provider's price, a PDF,
+    /// audio or other binary data by [`media`](crate::media)'s estimate.
+    pub media: Vec<Media>,
+}
+
+impl Carried {
+    /// How many blocks of `kind` it carries, and their tokens.
+    pub fn of_kind(&self, kind: MediaKind) -> (usize, usize) {
+        let of_kind = self.media.iter().filter(|media| media.kind == kind);
+        of_kind.fold((0, 0), |(blocks, tokens), media| {
+            (blocks + 1, tokens + media.tokens)
+        })
+    }
 }
 
 impl RequestCap {
@@ -25,7 +35,7 @@ impl RequestCap {
     /// ```
     /// use serde_json::json;
     /// use tool_output_cap::wire::{Api, RequestCap};
-    /// use tool_output_cap::ToolOutputLimits;
+    /// use tool_output_cap::{MediaKind, ToolOutputLimits};
     ///
     /// // A 1 x 1 PNG, and a line of text.
     /// let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
@@ -39,21 +49,18 @@ impl RequestCap {
     /// .to_string();
     /// let carried = RequestCap::new(ToolOutputLimits::default()).carried(Api::AnthropicMessages, &body)?;
     /// assert_eq!(carried[0].tool.as_deref(), Some("shot"));
-    /// assert_eq!((carried[0].text_tokens, carried[0].images, carried[0].image_tokens), (2, 1, 1));
+    /// assert_eq!(carried[0].text_tokens, 2);
+    /// assert_eq!(carried[0].of_kind(MediaKind::Image), (1, 1));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn carried(&self, api: Api, body: &str) -> Result<Vec<Carried>, NotARequest> {
         let tokenizer = self.limits.tokenizer();
         read(api, body, |_, request| {
             let results = api.results(&request);
-            let carried = results.into_iter().map(|result| {
-                let (images, image_tokens) = result.content.images(None);
-                Carried {
-                    text_tokens: tokenizer.count(&result.content.text()),
-                    tool: result.tool,
-                    images,
-                    image_tokens,
-                }
+            let carried = results.into_iter().map(|result| Carried {
+                text_tokens: tokenizer.count(&result.content.text()),
+                media: result.content.media(None),
+                tool: result.tool,
             });
             carried.collect()
         })

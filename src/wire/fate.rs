@@ -61,6 +61,6 @@ impl RequestCap {
             Some(json) => result.content.measured(json).into(),
             None => result.content.text(),
         };
-        self.limits.tokenizer().count(&text) + result.content.images(capped).1
+        self.limits.tokenizer().count(&text) + result.content.media_tokens(capped)
     }
 }

@@ -5,11 +5,13 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 use super::blocks::{cut_blocks, joined};
-use super::images::image_tokens;
+use super::media::priced;
+use super::parts;
 use super::raw::{items, string};
 use crate::image::ImageTokens;
 use crate::json::{cap_json_known, CappedJson, CutText};
 use crate::limit::{Outcome, ToolLimit};
+use crate::media::Media;
 use crate::tokenizer::Tokenizer;
 use crate::truncation::{Truncation, TARGET};
 
@@ -38,6 +40,13 @@ pub(super) enum Content<'a> {
     /// one (Gemini's `{"output": text}`); else the value is left whole, with a warning, for a
     /// slot whose shape is demanded.
     Json(&'a RawValue, Option<&'static str>),
+    /// One block of media, in a slot that takes only its shape (a Responses
+    /// `computer_call_output`'s screenshot), priced by this rule: counted, never cut.
+    Media(&'a RawValue, ImageTokens),
+    /// A Gemini function response with `parts`: the whole `functionResponse`, its `response`
+    /// and its parts' media cut together ([`parts`](super::parts)), the response's capped text
+    /// under this key when no cut of its shape fits.
+    WithParts(&'a RawValue, &'static str),
 }
 
 impl<'a> Content<'a> {
@@ -66,6 +75,8 @@ impl<'a> Content<'a> {
             Content::Text(_) => "text",
             Content::Blocks(_, text_type, _) => text_type,
             Content::Json(_, _) => "json",
+            Content::Media(_, _) => "media",
+            Content::WithParts(_, _) => "gemini parts",
         }
     }
 
@@ -73,33 +84,51 @@ impl<'a> Content<'a> {
     /// none it reads.
     pub(super) fn image_rule(&self) -> Option<ImageTokens> {
         match *self {
-            Content::Blocks(_, _, images) => Some(images),
+            Content::Blocks(_, _, images) | Content::Media(_, images) => Some(images),
+            Content::WithParts(_, _) => Some(ImageTokens::Gemini),
             Content::Text(_) | Content::Json(_, _) => None,
         }
     }
 
-    /// The images in `json`, the JSON that replaces it, or in its own if none: how many, and
-    /// their tokens.
-    pub(super) fn images(&self, json: Option<&str>) -> (usize, usize) {
-        let Content::Blocks(own, _, rule) = *self else {
-            return (0, 0);
+    /// The media in `json`, the JSON that replaces it, or in its own if none, each priced.
+    pub(super) fn media(&self, json: Option<&str>) -> Vec<Media> {
+        let (own, rule) = match *self {
+            Content::Blocks(own, _, rule) => (own, rule),
+            Content::Media(own, rule) => return priced(own, rule).into_iter().collect(),
+            Content::WithParts(own, _) => {
+                return match json.map(serde_json::from_str::<&RawValue>) {
+                    Some(Ok(whole)) => parts::media(whole),
+                    Some(Err(_)) => Vec::new(),
+                    None => parts::media(own),
+                }
+            }
+            Content::Text(_) | Content::Json(_, _) => return Vec::new(),
         };
         let list = match json.map(serde_json::from_str::<&RawValue>) {
             Some(Ok(list)) => list,
-            Some(Err(_)) => return (0, 0),
+            Some(Err(_)) => return Vec::new(),
             None => own,
         };
-        let priced = items(list).unwrap_or_default();
-        let priced = priced.iter().filter_map(|block| image_tokens(block, rule));
-        priced.fold((0, 0), |(images, tokens), priced| {
-            (images + 1, tokens + priced)
-        })
+        let blocks = items(list).unwrap_or_default();
+        blocks
+            .iter()
+            .filter_map(|block| priced(block, rule))
+            .collect()
+    }
+
+    /// The tokens of the media in `json`, or in its own if none.
+    pub(super) fn media_tokens(&self, json: Option<&str>) -> usize {
+        self.media(json).iter().map(|media| media.tokens).sum()
     }
 
     /// Its JSON, as it is in the request.
     pub(super) fn json(&self) -> &'a RawValue {
         match *self {
-            Content::Text(value) | Content::Blocks(value, _, _) | Content::Json(value, _) => value,
+            Content::Text(value)
+            | Content::Blocks(value, _, _)
+            | Content::Json(value, _)
+            | Content::Media(value, _)
+            | Content::WithParts(value, _) => value,
         }
     }
 
@@ -110,6 +139,11 @@ impl<'a> Content<'a> {
             Content::Text(value) => Cow::Owned(string(value).unwrap_or_default()),
             Content::Blocks(value, text_type, _) => Cow::Owned(joined(value, text_type)),
             Content::Json(value, _) => Cow::Borrowed(value.get()),
+            Content::Media(_, _) => Cow::Borrowed(""),
+            Content::WithParts(whole, _) => match parts::response_and_parts(whole) {
+                Some((response, _)) => Cow::Borrowed(response.get()),
+                None => Cow::Borrowed(whole.get()),
+            },
         }
     }
 
@@ -125,6 +159,10 @@ impl<'a> Content<'a> {
                 .text()
                 .into_owned(),
             Content::Json(_, _) => json.to_owned(),
+            Content::Media(_, _) => String::new(),
+            Content::WithParts(_, text_in) => {
+                Content::WithParts(value, text_in).text().into_owned()
+            }
         }
     }
 
@@ -140,6 +178,8 @@ impl<'a> Content<'a> {
                 let key = key?;
                 Some(serde_json::json!({ key: text }).to_string())
             }
+            Content::Media(_, _) => None,
+            Content::WithParts(whole, text_in) => parts::replaced_by(whole, text_in, text),
         }
     }
 
@@ -173,6 +213,10 @@ impl<'a> Content<'a> {
                         Some((serde_json::json!({ key: text }).to_string(), truncation))
                     }
                 }
+            }
+            Content::Media(_, _) => None,
+            Content::WithParts(whole, text_in) => {
+                parts::cut(whole, text_in, tool, limit, tokenizer)
             }
         }
     }

@@ -1,7 +1,9 @@
 //! Gemini (`:generateContent`, `:streamGenerateContent`, `:countTokens`): the `functionResponse`
 //! parts of `contents`, each naming its function. A `response` is any JSON object, cut to the
 //! same shape; one that no cut of its shape fits becomes `{"output": text}` (`{"error": text}`
-//! for an error), its capped text. One with an `error` and no `output` is an error.
+//! for an error), its capped text. One with an `error` and no `output` is an error. The media
+//! of its `parts` (`inlineData`) are priced by Gemini's rule and cut with it
+//! ([`parts`](super::parts)).
 
 use super::found::{Content, Found};
 use super::raw::{fields, string_field, turns_of_role, Object};
@@ -33,10 +35,16 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
                 Outcome::Output => "output",
                 Outcome::Error => "error",
             };
+            // With parts, its media are priced and cut with its response.
+            let whole = part.fields.get("functionResponse").copied();
+            let content = match whole.filter(|_| response.contains_key("parts")) {
+                Some(whole) => Content::WithParts(whole, text_in),
+                None => Content::Json(value, Some(text_in)),
+            };
             results.push(Found {
                 tool: string_field(&response, "name"),
                 outcome,
-                content: Content::Json(value, Some(text_in)),
+                content,
                 turn: turns[at],
             });
         }

@@ -5,7 +5,9 @@
 //! - `local_shell_call_output`: `output` a string, of the tool `local_shell`;
 //! - `shell_call_output`: `output` a list of `stdout`, `stderr` and `outcome` objects, of the
 //!   tool `shell`, cut to the same shape (left whole, with a warning, if no cut of it fits);
-//! - `mcp_call`: its `output` string, of the tool `name`.
+//! - `mcp_call`: its `output` string, of the tool `name`;
+//! - `computer_call_output`: its `output` screenshot, of the tool `computer`: priced, and never
+//!   cut, since the API takes only a screenshot there.
 
 use std::collections::HashMap;
 
@@ -63,6 +65,7 @@ pub(super) fn results<'a>(request: &Object<'a>) -> Vec<Found<'a>> {
                 "local_shell_call_output" => (Some("local_shell".into()), Content::string(output)?),
                 "shell_call_output" => (Some("shell".into()), Content::Json(output, None)),
                 "mcp_call" => (string_field(item, "name"), Content::string(output)?),
+                "computer_call_output" => (Some("computer".into()), Content::Media(output, images)),
                 _ => return None,
             };
             Some(Found {
