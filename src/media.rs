@@ -8,7 +8,7 @@
 //! | [`Pdf`](MediaKind::Pdf) | per page: 3,000, and the rule's price of the page as an image (a US-letter page at 200 dpi); Gemini: 258 | Anthropic's guide: 1,500 to 3,000 tokens of text a page, and each page sent as an image too (OpenAI's guide does the same); Gemini's: 258 a page |
 //! | a PDF whose pages cannot be read (a URL, a file id, an encrypted or broken file) | 100 pages | the most Anthropic takes in one request |
 //! | [`Audio`](MediaKind::Audio) | 32 a second: the seconds of a WAV file from its header, of any other audio from its bytes at 32 kbit/s | Gemini's 32 tokens a second, the highest published rate; 32 kbit/s is below the usual rate of speech codecs, so the seconds are not undercounted |
-//! | [`Binary`](MediaKind::Binary) (an MCP `blob`, a file that is no PDF) | one token per 2 characters of its base64 | o200k_base counts base64 at 2.3 to 2.5 characters a token: a host that passes it on as text is not undercounted |
+//! | [`Binary`](MediaKind::Binary) (an MCP `blob`, a file that is no PDF) | a token a byte: 3 for each 4 characters of its base64 | o200k_base counts base64 at about 1.5 characters a token (1.46 for random bytes, 1.47 for a JPEG, 1.55 for a PDF, `tool-output-cap count` on `base64 -w0`), 0.7 tokens a byte: a host that passes it on as text is not undercounted |
 //!
 //! Every estimate errs on the side of more tokens: a block that costs more than its result's
 //! limit gives way whole, with a note that names its kind.
@@ -123,11 +123,12 @@ impl Media {
         }
     }
 
-    /// Other binary data, `base64_len` characters of base64: one token per 2 of them.
+    /// Other binary data, `base64_len` characters of base64: a token a byte it holds, 3 for
+    /// each 4 characters.
     pub fn binary(base64_len: usize) -> Self {
         Media {
             kind: MediaKind::Binary,
-            tokens: base64_len.div_ceil(2).max(1),
+            tokens: (base64_len * 3).div_ceil(4).max(1),
         }
     }
 
@@ -178,7 +179,7 @@ mod tests {
             Media::of_type("image/png", None, 0, rule).tokens,
             rule.most()
         );
-        let blob = Media::of_type("application/zip", Some(b"PK"), 1001, rule);
-        assert_eq!((blob.kind, blob.tokens), (MediaKind::Binary, 501));
+        let blob = Media::of_type("application/zip", Some(b"PK"), 1000, rule);
+        assert_eq!((blob.kind, blob.tokens), (MediaKind::Binary, 750));
     }
 }

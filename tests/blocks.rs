@@ -54,7 +54,7 @@ fn assert_capped(blocks: &Value, max_tokens: usize) {
 #[test]
 fn an_mcp_embedded_resource_is_cut_as_text_and_keeps_its_uri_and_mime_type() {
     let resource = |text: String| json!({"type": "resource", "resource": {"uri": "file:///srv/listing.txt", "mimeType": "text/plain", "text": text}});
-    // A 1 x 1 PNG, 1 token, and a blob of 2: both fit, beside the text.
+    // A 1 x 1 PNG, 1 token, and a blob of 3 bytes, 3 tokens: both fit, beside the text.
     let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
     let image = json!({"type": "image", "data": png, "mimeType": "image/png"});
     let blob = json!({"type": "resource", "resource": {"uri": "file:///a.bin", "blob": "AAAA"}});

@@ -538,7 +538,7 @@ fn check_says_what_the_gateway_would_cut_of_a_recorded_request() {
 }
 
 #[test]
-fn check_counts_the_images_of_a_recorded_request_and_says_what_gives_way() {
+fn check_counts_the_media_of_a_recorded_request_by_kind_and_says_what_gives_way() {
     let dir = scratch("gateway", "check-images");
     // A 1568 x 1 PNG's header: 3 tokens at Anthropic's price; a PNG whose header cannot be
     // read: the most, 1640.
@@ -554,6 +554,8 @@ fn check_counts_the_images_of_a_recorded_request_and_says_what_gives_way() {
         image(base64(&png)),
     ];
     content.extend((0..3).map(|_| image(base64(b"unreadable"))));
+    // A PDF by its URL: its pages are not known, so a hundred, at 4,640 tokens each.
+    content.push(json!({"type": "document", "source": {"type": "url", "url": "https://example.com/report.pdf"}}));
     let body = json!({"model": "m", "messages": [
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shot", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": content}]},
@@ -573,12 +575,15 @@ fn check_counts_the_images_of_a_recorded_request_and_says_what_gives_way() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(output.status.success(), "{stdout}");
     assert!(
-        stdout.contains("counted in its 1 tool results: 2 tokens of text, 4 images of 4923 tokens"),
+        stdout.contains(
+            "counted in its 1 tool results: 2 tokens of text, 4 images of 4923 tokens, \
+             1 PDFs of 464000 tokens"
+        ),
         "{stdout}"
     );
-    // The first two images fit 2000 with room for the text; the last two give way.
+    // The first two images fit 2000 with room for the text; the last two and the PDF give way.
     assert!(
-        stdout.contains("shot: 4925 tokens, cut to 1645"),
+        stdout.contains("shot: 468925 tokens, cut to 1645"),
         "{stdout}"
     );
     let _ = std::fs::remove_dir_all(&dir);

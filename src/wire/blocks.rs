@@ -224,7 +224,7 @@ pub(super) struct MediaGone {
     kept_tokens: usize,
     /// The note that says what gave way, and its tokens; none when nothing did.
     pub(super) note: Option<String>,
-    note_tokens: usize,
+    pub(super) note_tokens: usize,
 }
 
 impl MediaGone {

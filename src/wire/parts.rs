@@ -56,7 +56,19 @@ pub(super) fn cut(
         .filter_map(|(at, part)| Some((at, inline_data(part, ImageTokens::Gemini)?)))
         .collect();
     let gone = MediaGone::of(&priced, limit, tokenizer);
+    // The note goes in the response as a JSON entry: its key, quotes and comma take room too,
+    // and a token more where it meets what it follows.
+    let entry = gone.note.as_deref().map(entry);
+    let entry_tokens = entry
+        .as_deref()
+        .map_or(0, |entry| tokenizer.count(entry) + 1);
     let text_limit = gone.text_limit(limit);
+    let left = text_limit
+        .max_tokens()
+        .saturating_sub(entry_tokens.saturating_sub(gone.note_tokens));
+    let text_limit = text_limit
+        .with_max_tokens(left.max(ToolLimit::MIN_MAX_TOKENS))
+        .expect("at least the least limit");
     let response_cut = match cap_shape(
         response,
         tool,
@@ -83,8 +95,8 @@ pub(super) fn cut(
     };
     let mut response_json =
         response_cut.map_or_else(|| response.get().to_owned(), |(json, _)| json);
-    if let Some(note) = &gone.note {
-        noted(&mut response_json, note);
+    if let Some(entry) = &entry {
+        noted(&mut response_json, entry);
     }
     let parts_json = rebuilt(&parts, gone.at.iter().map(|&at| (at, None)).collect());
     Some((
@@ -118,21 +130,22 @@ fn parts_list(whole: &RawValue) -> Option<&RawValue> {
     fields(whole)?.get("parts").copied()
 }
 
-/// `response`, a JSON object, with the note under [`NOTE_KEY`].
-fn noted(response: &mut String, note: &str) {
+/// The entry of `note` in a response: `,"tool-output-cap":"truncated: ..."`.
+fn entry(note: &str) -> String {
+    let key = serde_json::to_string(NOTE_KEY).expect("a string");
+    format!(",{key}:{}", serde_json::to_string(note).expect("a string"))
+}
+
+/// `response`, a JSON object, with `entry` last; as it is if it is no object.
+fn noted(response: &mut String, entry: &str) {
     if !response.trim_start().starts_with('{') {
         return;
     }
-    let entry = format!(
-        "{}:{}",
-        serde_json::to_string(NOTE_KEY).expect("a string"),
-        serde_json::to_string(note).expect("a string")
-    );
     let empty = response
         .trim_end()
         .trim_end_matches('}')
         .trim_end()
         .ends_with('{');
     let at = response.rfind('}').unwrap_or(response.len());
-    response.insert_str(at, &if empty { entry } else { format!(",{entry}") });
+    response.insert_str(at, if empty { &entry[1..] } else { entry });
 }

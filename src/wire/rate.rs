@@ -153,7 +153,7 @@ pub(super) fn pieces(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
             .find(|&at| {
                 matches!(bytes[at - 1..=at], [b'}' | b']', b',']) && {
                     let window = &bytes[at.saturating_sub(32)..at];
-                    twox_hash::XxHash3_64::oneshot(window) % 8 == 0
+                    twox_hash::XxHash3_64::oneshot(window).is_multiple_of(8)
                 }
             })
             .map_or(bytes.len(), |at| at + 1);

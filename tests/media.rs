@@ -1,0 +1,248 @@
+//! Nothing a tool result carries passes uncounted: a PDF, audio, a blob, a file, a computer
+//! screenshot and a Gemini function response's media parts are each priced, and each gives way
+//! whole, with a note naming its kind, when it does not fit.
+
+mod common;
+
+use base64::Engine;
+use common::{count, listing};
+use serde_json::{json, Value};
+use tool_output_cap::wire::{Api, RequestCap};
+use tool_output_cap::{Detail, ImageTokens, Media, MediaKind, ToolOutputLimits};
+
+fn base64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A PDF of `pages` US-letter pages, each with a line of text.
+fn pdf_of(pages: usize) -> Vec<u8> {
+    use lopdf::{dictionary, Document, Object, Stream};
+    let mut document = Document::with_version("1.5");
+    let pages_id = document.new_object_id();
+    let kids: Vec<Object> = (0..pages)
+        .map(|page| {
+            let text = format!("BT /F1 12 Tf 72 712 Td (page {page}) Tj ET");
+            let content = document.add_object(Stream::new(dictionary! {}, text.into_bytes()));
+            let media_box: Vec<Object> = vec![0.into(), 0.into(), 612.into(), 792.into()];
+            let page = dictionary! {
+                "Type" => "Page", "Parent" => pages_id, "Contents" => content, "MediaBox" => media_box,
+            };
+            document.add_object(page).into()
+        })
+        .collect();
+    let tree = dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => pages as i64 };
+    document.objects.insert(pages_id, Object::Dictionary(tree));
+    let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    document.trailer.set("Root", catalog);
+    let mut bytes = Vec::new();
+    document.save_to(&mut bytes).unwrap();
+    bytes
+}
+
+/// A WAV file of `seconds` of silence, 8 kHz mono, 16-bit.
+fn wav_of(seconds: u32) -> Vec<u8> {
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: 8000,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut bytes = std::io::Cursor::new(Vec::new());
+    let mut wav = hound::WavWriter::new(&mut bytes, spec).unwrap();
+    (0..seconds * 8000).for_each(|_| wav.write_sample(0i16).unwrap());
+    wav.finalize().unwrap();
+    bytes.into_inner()
+}
+
+/// One Anthropic request whose one tool result holds `content`.
+fn anthropic(content: Value) -> String {
+    json!({"model": "claude-sonnet-4-5", "messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "Read", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": content}]},
+    ]})
+    .to_string()
+}
+
+fn cap(max_tokens: usize) -> RequestCap {
+    RequestCap::new(ToolOutputLimits::new(max_tokens).unwrap()).with_cache_bytes(0)
+}
+
+#[test]
+fn a_pdf_is_priced_by_its_pages_and_gives_way_whole_with_a_note_naming_it() {
+    let pdf = pdf_of(3);
+    // 3 pages of 3,000 tokens of text and a page image at Anthropic's most, 1,640.
+    let priced = Media::pdf(Some(&pdf), ImageTokens::Anthropic);
+    assert_eq!((priced.kind, priced.tokens), (MediaKind::Pdf, 3 * 4640));
+    let document = json!({"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": base64(&pdf)}});
+    let body = anthropic(json!([{"type": "text", "text": "the report:"}, document.clone()]));
+    let capped = cap(5000).cap(Api::AnthropicMessages, &body).unwrap();
+    let sent: Value = serde_json::from_str(capped.body.as_deref().unwrap()).unwrap();
+    let blocks = sent["messages"][1]["content"][0]["content"]
+        .as_array()
+        .unwrap();
+    assert!(!blocks.contains(&document), "the PDF gives way");
+    assert_eq!(
+        blocks.last().unwrap()["text"],
+        "truncated: 13920 tokens dropped (1 of 1 PDFs), refine your query"
+    );
+    let figures = capped.cuts[0].truncation;
+    assert_eq!(figures.original_tokens, count("the report:") + 3 * 4640);
+    assert!(figures.kept_tokens <= 5000);
+    // Within a larger limit, it passes byte for byte.
+    assert_eq!(
+        cap(20_000).cap(Api::AnthropicMessages, &body).unwrap().body,
+        None
+    );
+}
+
+#[test]
+fn a_pdf_is_counted_by_its_pages_and_a_broken_one_as_a_hundred() {
+    for pages in [1, 12, 40] {
+        let priced = Media::pdf(Some(&pdf_of(pages)), ImageTokens::Gemini);
+        assert_eq!(priced.tokens, pages * 258);
+    }
+    let mut broken = pdf_of(12);
+    broken.truncate(broken.len() / 2);
+    assert_eq!(
+        Media::pdf(Some(&broken), ImageTokens::Gemini).tokens,
+        100 * 258
+    );
+}
+
+#[test]
+fn audio_is_priced_by_its_seconds_and_a_blob_by_its_bytes() {
+    let audio = json!({"type": "audio", "data": base64(&wav_of(10)), "mimeType": "audio/wav"});
+    let blob = json!({"type": "resource", "resource": {"uri": "file:///dump.bin", "mimeType": "application/octet-stream", "blob": base64(&[7u8; 30_000])}});
+    let result =
+        json!({"content": [{"type": "text", "text": "recorded"}, audio.clone(), blob.clone()]});
+    let limits = ToolOutputLimits::new(5000).unwrap();
+    let capped = limits
+        .cap_call_tool_result("record", &result.to_string())
+        .expect("a 30,000-byte blob is over 5000 tokens");
+    let capped: Value = serde_json::from_str(&capped.json).unwrap();
+    let blocks = capped["content"].as_array().unwrap();
+    // Ten seconds at 32 tokens a second fit; the blob, a token a byte, gives way.
+    assert_eq!(blocks[1], audio);
+    assert!(!blocks.contains(&blob));
+    assert_eq!(
+        blocks.last().unwrap()["text"],
+        "truncated: 30000 tokens dropped (1 of 1 binary blocks), refine your query"
+    );
+    let figures = &capped["_meta"]["tool-output-cap/truncation"]["content"];
+    assert_eq!(figures["original_tokens"], count("recorded") + 320 + 30_000);
+    assert_eq!(figures["kept_tokens"], count("recorded") + 320);
+}
+
+#[test]
+fn a_wav_of_this_machine_is_priced_by_its_seconds() {
+    let found = ["3.13.0", "3.11.7", "3.7.16"]
+        .iter()
+        .map(|version| {
+            format!(
+                "{}/.pyenv/versions/{version}/lib/python{}/test/audiodata/pluck-pcm16.wav",
+                std::env::var("HOME").unwrap_or_default(),
+                version.rsplit_once('.').unwrap().0
+            )
+        })
+        .find(|path| std::path::Path::new(path).exists());
+    let Some(path) = found else {
+        eprintln!("skipped a_wav_of_this_machine_is_priced_by_its_seconds: no CPython test WAV under ~/.pyenv");
+        return;
+    };
+    let bytes = std::fs::read(&path).unwrap();
+    let wav = hound::WavReader::new(std::io::Cursor::new(&bytes)).unwrap();
+    let seconds = (wav.duration() as usize).div_ceil(wav.spec().sample_rate as usize);
+    assert_eq!(Media::audio(&bytes).tokens, seconds.max(1) * 32, "{path}");
+}
+
+#[test]
+fn a_responses_file_and_a_computer_screenshot_are_counted_in_the_requests_budget() {
+    let pdf = format!("data:application/pdf;base64,{}", base64(&pdf_of(2)));
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    let body = json!({"model": "gpt-4o", "input": [
+        {"type": "function_call", "call_id": "f", "name": "fetch", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "f", "output": [
+            {"type": "input_text", "text": "the file"},
+            {"type": "input_file", "filename": "report.pdf", "file_data": pdf},
+        ]},
+        {"type": "computer_call", "call_id": "c", "action": {"type": "screenshot"}},
+        {"type": "computer_call_output", "call_id": "c", "output": {"type": "computer_screenshot", "image_url": format!("data:image/png;base64,{png}")}},
+    ]})
+    .to_string();
+    let cap = cap(5000);
+    let carried = cap.carried(Api::Responses, &body).unwrap();
+    // Two pages at OpenAI's price: 3,000 and a letter page's four tiles, 765, each.
+    assert_eq!(carried[0].of_kind(MediaKind::Pdf), (1, 2 * 3765));
+    assert_eq!(carried[1].tool.as_deref(), Some("computer"));
+    assert_eq!(
+        carried[1].of_kind(MediaKind::Image),
+        (1, ImageTokens::OpenAiTiles.tokens(1, 1, Detail::Auto))
+    );
+    let capped = cap.cap(Api::Responses, &body).unwrap();
+    let sent: Value = serde_json::from_str(capped.body.as_deref().unwrap()).unwrap();
+    let output = sent["input"][1]["output"].as_array().unwrap();
+    assert_eq!(output.len(), 2, "the file gave way to its note");
+    assert!(output[1]["text"]
+        .as_str()
+        .unwrap()
+        .contains("(1 of 1 PDFs)"));
+    // The screenshot, whose slot takes only a screenshot, goes as it came.
+    assert_eq!(
+        sent["input"][3],
+        serde_json::from_str::<Value>(&body).unwrap()["input"][3]
+    );
+}
+
+#[test]
+fn a_gemini_function_responses_media_parts_are_priced_and_cut_with_its_response() {
+    // Ten 1 x 1 PNGs at Gemini's 258 each, and a response of a listing.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    let parts: Vec<Value> = (0..10)
+        .map(|_| json!({"inlineData": {"mimeType": "image/png", "data": png}}))
+        .collect();
+    let body = json!({"contents": [
+        {"role": "model", "parts": [{"functionCall": {"name": "shots", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "shots", "response": {"output": listing(2000)}, "parts": parts}}]},
+    ]})
+    .to_string();
+    let cap = cap(2000);
+    assert_eq!(
+        cap.carried(Api::Gemini, &body).unwrap()[0].of_kind(MediaKind::Image),
+        (10, 2580)
+    );
+    let capped = cap.cap(Api::Gemini, &body).unwrap();
+    let sent: Value = serde_json::from_str(capped.body.as_deref().unwrap()).unwrap();
+    let response = &sent["contents"][1]["parts"][0]["functionResponse"];
+    let kept = response["parts"].as_array().unwrap();
+    assert!(
+        !kept.is_empty() && kept.len() < 10,
+        "{} parts kept",
+        kept.len()
+    );
+    assert!(
+        kept.iter().all(|part| part == &parts[0]),
+        "the parts that stay are as they came"
+    );
+    let note = response["response"]["tool-output-cap"].as_str().unwrap();
+    assert_eq!(
+        note,
+        format!(
+            "truncated: {} tokens dropped ({} of 10 images), refine your query",
+            258 * (10 - kept.len()),
+            10 - kept.len()
+        )
+    );
+    assert_eq!(response["name"], "shots");
+    let figures = capped.cuts[0].truncation;
+    assert!(figures.kept_tokens <= 2000, "{figures:?}");
+    let output = response["response"]["output"].as_str().unwrap();
+    assert!(
+        output.ends_with("refine your query"),
+        "the listing is cut too"
+    );
+    // Capped once, the same bytes after.
+    let again = cap
+        .cap(Api::Gemini, capped.body.as_deref().unwrap())
+        .unwrap();
+    assert_eq!(again.body, None);
+}
