@@ -33,20 +33,30 @@ pub fn note(dropped_tokens: usize, hint: Option<&str>) -> String {
     noted(&format!("{dropped_tokens} tokens dropped"), hint)
 }
 
-/// The note that ends a result of which media gave way, `dropped_tokens` together, each kind's
-/// `(kind, gone, of)`: `truncated: N tokens dropped (2 of 10 images, 1 of 1 PDFs), refine your
-/// query`.
+/// The note that ends a result of which media were dropped, `dropped_tokens` together: each
+/// kind's `(kind, gone, of)` blocks that gave way, and `scaled`, how many images were scaled
+/// down and to what long edge: `truncated: N tokens dropped (2 of 10 images; 8 scaled to
+/// 1024 px), refine your query`.
 pub(crate) fn media_note(
     dropped_tokens: usize,
     gone: &[(MediaKind, usize, usize)],
+    scaled: Option<(usize, usize)>,
     hint: Option<&str>,
 ) -> String {
     let gone: Vec<String> = gone
         .iter()
         .map(|(kind, gone, of)| format!("{gone} of {of} {kind}"))
         .collect();
+    let scaled = scaled.map(|(images, edge)| match gone.is_empty() {
+        true => format!("{images} images scaled to {edge} px"),
+        false => format!("; {images} scaled to {edge} px"),
+    });
     noted(
-        &format!("{dropped_tokens} tokens dropped ({})", gone.join(", ")),
+        &format!(
+            "{dropped_tokens} tokens dropped ({}{})",
+            gone.join(", "),
+            scaled.unwrap_or_default()
+        ),
         hint,
     )
 }

@@ -80,9 +80,9 @@ fn priced(blocks: &Value) -> usize {
 }
 
 #[test]
-fn ten_screenshots_in_an_mcp_result_are_priced_and_the_last_give_way_whole() {
+fn ten_screenshots_in_an_mcp_result_are_priced_scaled_to_the_floor_and_the_last_give_way_whole() {
     let shots =
-        screenshots("ten_screenshots_in_an_mcp_result_are_priced_and_the_last_give_way_whole");
+        screenshots("ten_screenshots_in_an_mcp_result_are_priced_scaled_to_the_floor_and_the_last_give_way_whole");
     if shots.is_empty() {
         return;
     }
@@ -102,26 +102,55 @@ fn ten_screenshots_in_an_mcp_result_are_priced_and_the_last_give_way_whole() {
     let blocks = capped["content"].as_array().unwrap();
     let after = priced(&capped["content"]);
     assert!(after <= 5000, "{after} tokens reached the model");
-    // The first images stay byte for byte, in order; the others go, and the last block says so.
+    // The first images stay, in order, each as it came or scaled down to a long edge of 1024
+    // px, in its own format and decoding; the others go, and the last block says so.
     let kept: Vec<&Value> = blocks.iter().filter(|b| b["type"] == "image").collect();
     assert!(!kept.is_empty());
-    for (kept, image) in kept.iter().zip(&images) {
-        assert_eq!(*kept, image);
+    let mut scaled = 0;
+    for (kept, ((_, original), image)) in kept.iter().zip(shots.iter().zip(&images)) {
+        if *kept == image {
+            continue;
+        }
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(kept["data"].as_str().unwrap())
+            .unwrap();
+        let decoded = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
+            .expect("a scaled image decodes as a PNG");
+        let (width, height) = (decoded.width() as usize, decoded.height() as usize);
+        let size = imagesize::blob_size(original).unwrap();
+        assert_eq!(width.max(height), 1024, "scaled to the floor");
+        assert!(size.width.max(size.height) > 1024);
+        assert!((width * size.height).abs_diff(height * size.width) <= size.width.max(size.height));
+        scaled += 1;
     }
     let gone = images.len() - kept.len();
     assert!(gone > 0);
-    let dropped: usize = shots[kept.len()..]
+    let kept_tokens: usize = kept
         .iter()
-        .map(|(_, bytes)| anthropic_price(bytes))
+        .map(|image| {
+            let data = image["data"].as_str().unwrap();
+            anthropic_price(
+                &base64::engine::general_purpose::STANDARD
+                    .decode(data)
+                    .unwrap(),
+            )
+        })
         .sum();
+    let all: usize = shots.iter().map(|(_, bytes)| anthropic_price(bytes)).sum();
     let note = blocks.last().unwrap()["text"].as_str().unwrap();
+    let scaled = match scaled {
+        0 => String::new(),
+        scaled => format!("; {scaled} scaled to 1024 px"),
+    };
     assert_eq!(
         note,
         format!(
-            "truncated: {dropped} tokens dropped ({gone} of {} images), refine your query",
+            "truncated: {} tokens dropped ({gone} of {} images{scaled}), refine your query",
+            all - kept_tokens,
             images.len()
         )
     );
+    eprintln!("{note}");
     let figures = &capped["_meta"]["tool-output-cap/truncation"]["content"];
     assert_eq!(figures["original_tokens"], before);
     // Capped once, nothing more to cut: a host that keeps the capped result sends it again.

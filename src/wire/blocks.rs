@@ -10,13 +10,13 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::media::priced as priced_media;
+use super::media::{priced as priced_media, Priced};
+use super::media_fit::MediaFit;
 use super::raw::{fields, items, string, Fields};
 use crate::image::ImageTokens;
 use crate::json::walk::{span_of, splice};
-use crate::layout::{media_note, Cut};
+use crate::layout::Cut;
 use crate::limit::ToolLimit;
-use crate::media::{Media, MediaKind};
 use crate::tokenizer::Tokenizer;
 use crate::truncation::Truncation;
 
@@ -138,10 +138,10 @@ pub(super) struct BlocksCut {
 /// The list `blocks` cut to `limit`, its text and its media (images priced by `images`, the rest
 /// by [`media`](crate::media)'s estimate) together.
 ///
-/// - The images stay, byte for byte, while they fit, from the first; the first always stays.
-///   The others give way whole. Every other block of media (a PDF, audio, a blob) stays only if
-///   it fits, and gives way whole if not. A last text block says what gave way, in the note's
-///   form ([`media_note`]).
+/// - The media fit first, as [`MediaFit`] says: images byte for byte while they fit, else
+///   scaled down, else the last give way whole; the first image always stays, and any other
+///   block of media stays only if it fits. A last text block says what was dropped, in the
+///   note's form.
 /// - The text the blocks carry is cut together, taken as one text joined by newlines, to what
 ///   the media leave: a block (or a text block inside one) wholly past the cut is removed, the
 ///   text the cut falls in is cut, and the note ends the last text kept.
@@ -155,7 +155,7 @@ pub(super) fn cut_blocks(
 ) -> Option<BlocksCut> {
     let all = items(blocks)?;
     let priced = priced(&all, images);
-    let media_tokens: usize = priced.iter().map(|(_, media)| media.tokens).sum();
+    let media_tokens: usize = priced.iter().map(|(_, priced)| priced.media.tokens).sum();
     let mut carried = texts(&all, text_type);
     let texts = carried
         .iter_mut()
@@ -175,12 +175,12 @@ pub(super) fn cut_blocks(
             .collect::<Vec<_>>()
             .join("\n"),
     };
-    let gone = MediaGone::of(&priced, limit, tokenizer);
-    let text_cut = crate::cut(&joined, &gone.text_limit(limit), tokenizer);
-    if text_cut.is_none() && gone.at.is_empty() {
+    let fit = MediaFit::of(&all, &priced, images, limit, tokenizer);
+    let text_cut = crate::cut(&joined, &fit.text_limit(limit), tokenizer);
+    if text_cut.is_none() && fit.edits.is_empty() {
         return None;
     }
-    let mut edits: Vec<(usize, Option<String>)> = gone.at.iter().map(|&at| (at, None)).collect();
+    let mut edits = fit.edits.clone();
     let text_tokens = match &text_cut {
         Some(cut) => {
             let mut kept = cut.split(&joined, &lengths).into_iter();
@@ -197,8 +197,10 @@ pub(super) fn cut_blocks(
     };
     edits.sort_by_key(|(at, _)| *at);
     let mut json = rebuilt(&all, edits);
-    gone.note_after(&mut json, text_type);
-    let truncation = gone.figures(limit, text_tokens);
+    if let Some(note) = &fit.note {
+        note_after(&mut json, text_type, note);
+    }
+    let truncation = fit.figures(limit, text_tokens);
     Some(BlocksCut {
         json,
         joined,
@@ -208,114 +210,17 @@ pub(super) fn cut_blocks(
 }
 
 /// The media among `blocks`: each block's place, and its price under `rule`.
-fn priced(blocks: &[&RawValue], rule: ImageTokens) -> Vec<(usize, Media)> {
+fn priced<'a>(blocks: &[&'a RawValue], rule: ImageTokens) -> Vec<(usize, Priced<'a>)> {
     let priced = blocks.iter().enumerate();
     let priced = priced.filter_map(|(at, block)| Some((at, priced_media(block, rule)?)));
     priced.collect()
 }
 
-/// The media of a list that give way to a limit.
-#[derive(Debug, Default)]
-pub(super) struct MediaGone {
-    /// Where the blocks that give way are in the list.
-    pub(super) at: Vec<usize>,
-    /// The tokens of all the media, and of those that stay.
-    tokens: usize,
-    kept_tokens: usize,
-    /// The note that says what gave way, and its tokens; none when nothing did.
-    pub(super) note: Option<String>,
-    pub(super) note_tokens: usize,
-}
-
-impl MediaGone {
-    /// Of `priced` (each block's place and price, in order), the blocks that give way to
-    /// `limit`, with room left for a little text and the note. The first image always stays,
-    /// and the others stay, in order, while they fit: from the first that does not, the rest
-    /// give way. Any other block stays only if it fits.
-    pub(super) fn of(
-        priced: &[(usize, Media)],
-        limit: &ToolLimit,
-        tokenizer: &dyn Tokenizer,
-    ) -> Self {
-        let room = limit
-            .max_tokens()
-            .saturating_sub(2 * ToolLimit::MIN_MAX_TOKENS);
-        let (mut kept_tokens, mut images, mut images_stopped) = (0, 0, false);
-        let mut at = Vec::new();
-        let mut gone: Vec<(MediaKind, usize)> = Vec::new();
-        for &(place, media) in priced {
-            let fits = kept_tokens + media.tokens <= room;
-            let stays = match media.kind {
-                MediaKind::Image => {
-                    images += 1;
-                    let stays = images == 1 || (fits && !images_stopped);
-                    images_stopped |= !stays;
-                    stays
-                }
-                _ => fits,
-            };
-            match stays {
-                true => kept_tokens += media.tokens,
-                false => {
-                    at.push(place);
-                    gone.push((media.kind, media.tokens));
-                }
-            }
-        }
-        let dropped: usize = gone.iter().map(|(_, tokens)| tokens).sum();
-        let counts: Vec<(MediaKind, usize, usize)> = MediaKind::ALL
-            .into_iter()
-            .filter_map(|kind| {
-                let gone = gone.iter().filter(|(gone, _)| *gone == kind).count();
-                let all = priced.iter().filter(|(_, media)| media.kind == kind);
-                (gone > 0).then(|| (kind, gone, all.count()))
-            })
-            .collect();
-        let note = (!at.is_empty()).then(|| media_note(dropped, &counts, limit.hint()));
-        MediaGone {
-            at,
-            tokens: kept_tokens + dropped,
-            kept_tokens,
-            note_tokens: note.as_deref().map_or(0, |note| tokenizer.count(note)),
-            note,
-        }
-    }
-
-    /// What the media that stay, and the note, leave the text of `limit`: at least the least
-    /// limit, when the first image alone takes more.
-    pub(super) fn text_limit(&self, limit: &ToolLimit) -> ToolLimit {
-        let left = limit
-            .max_tokens()
-            .saturating_sub(self.kept_tokens + self.note_tokens);
-        let left = left.max(ToolLimit::MIN_MAX_TOKENS);
-        limit
-            .clone()
-            .with_max_tokens(left)
-            .expect("at least the least limit")
-    }
-
-    /// Ends the list `json` with the note, as a block of `text_type`, if any block gave way.
-    fn note_after(&self, json: &mut String, text_type: &str) {
-        if let Some(note) = &self.note {
-            let block = serde_json::json!({ "type": text_type, "text": note }).to_string();
-            let comma = if json == "[]" { "" } else { "," };
-            json.insert_str(json.len() - 1, &format!("{comma}{block}"));
-        }
-    }
-
-    /// The figures of the whole cut to `limit`, of a text of `text.0` tokens of which `text.1`
-    /// were kept, and these media.
-    pub(super) fn figures(&self, limit: &ToolLimit, text: (usize, usize)) -> Truncation {
-        let original_tokens = text.0 + self.tokens;
-        let kept_tokens = text.1 + self.kept_tokens;
-        Truncation {
-            original_tokens,
-            kept_tokens,
-            dropped_tokens: original_tokens - kept_tokens,
-            max_tokens: limit.max_tokens(),
-            keep: limit.keep(),
-        }
-    }
+/// Ends the list `json` with `note`, as a block of `text_type`.
+fn note_after(json: &mut String, text_type: &str, note: &str) {
+    let block = serde_json::json!({ "type": text_type, "text": note }).to_string();
+    let comma = if json == "[]" { "" } else { "," };
+    json.insert_str(json.len() - 1, &format!("{comma}{block}"));
 }
 
 /// `block`, which carries `texts` as `carrier` says, with each text's `kept` part (`None` for

@@ -94,7 +94,9 @@ impl<'a> Content<'a> {
     pub(super) fn media(&self, json: Option<&str>) -> Vec<Media> {
         let (own, rule) = match *self {
             Content::Blocks(own, _, rule) => (own, rule),
-            Content::Media(own, rule) => return priced(own, rule).into_iter().collect(),
+            Content::Media(own, rule) => {
+                return priced(own, rule).map(|p| p.media).into_iter().collect()
+            }
             Content::WithParts(own, _) => {
                 return match json.map(serde_json::from_str::<&RawValue>) {
                     Some(Ok(whole)) => parts::media(whole),
@@ -112,7 +114,7 @@ impl<'a> Content<'a> {
         let blocks = items(list).unwrap_or_default();
         blocks
             .iter()
-            .filter_map(|block| priced(block, rule))
+            .filter_map(|block| Some(priced(block, rule)?.media))
             .collect()
     }
 

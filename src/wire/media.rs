@@ -19,30 +19,57 @@ use serde_json::value::RawValue;
 
 use super::raw::{fields, string, Fields};
 use crate::image::{Detail, ImageTokens};
+use crate::json::walk::{span_of, splice};
 use crate::media::{Media, MediaKind};
+use crate::scale;
+
+/// A block of media, priced; for an image whose bytes are in the request, the image, which may
+/// be scaled down.
+#[derive(Debug)]
+pub(super) struct Priced<'a> {
+    pub(super) media: Media,
+    pub(super) image: Option<Image<'a>>,
+}
+
+/// An image whose bytes are in a block: the string that holds them, what comes before their
+/// base64 there (a `data:` URL's head), the bytes, their width and height, and their `detail`.
+#[derive(Debug)]
+pub(super) struct Image<'a> {
+    string: &'a RawValue,
+    head: String,
+    bytes: Vec<u8>,
+    pub(super) size: (usize, usize),
+    pub(super) detail: Detail,
+    /// Whether it is of a format it can be scaled in ([`scale::can_scale`]).
+    pub(super) scalable: bool,
+}
+
+impl Image<'_> {
+    /// Its bytes scaled down to a long edge of `long_edge` ([`scale::scaled`]), in the block
+    /// `block` that holds it; `None` when it cannot be scaled.
+    pub(super) fn scaled_in(&self, block: &str, long_edge: usize) -> Option<String> {
+        let bytes = scale::scaled(&self.bytes, long_edge)?;
+        let data = base64::engine::general_purpose::STANDARD.encode(bytes);
+        let literal = serde_json::to_string(&format!("{}{data}", self.head)).ok()?;
+        Some(splice(block, span_of(block, self.string.get()), &literal))
+    }
+}
 
 /// `block`, priced under `rule`, if it is media.
-pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Media> {
+pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Priced<'_>> {
     let block = fields(block)?;
     let kind = text(block.get("type"))?;
-    let image_at_most = Media {
-        kind: MediaKind::Image,
-        tokens: rule.most(),
-    };
-    Some(match kind.as_str() {
+    let media = match kind.as_str() {
+        // MCP's `data`, or Anthropic's `source.data`.
         "image" => {
-            // MCP's `data`, or Anthropic's `source.data`.
             let source = block.get("source").and_then(|source| fields(source));
             let data = match &source {
-                Some(source) => text(source.get("data")),
-                None => text(block.get("data")),
+                Some(source) => source.get("data").copied(),
+                None => block.get("data").copied(),
             };
-            match decoded(data) {
-                Some((bytes, _)) => Media::image(&bytes, rule, Detail::Auto),
-                None => image_at_most,
-            }
+            return Some(image_in(data, rule, Detail::Auto));
         }
-        "input_image" | "computer_screenshot" => input_image(&block, rule),
+        "input_image" | "computer_screenshot" => return Some(input_image(&block, rule)),
         "audio" => audio(decoded(text(block.get("data")))),
         "input_audio" => {
             let audio_fields = block.get("input_audio").and_then(|inner| fields(inner));
@@ -68,21 +95,62 @@ pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Media> {
         }
         "input_file" => input_file(&block, rule),
         _ => return None,
-    })
+    };
+    Some(Priced { media, image: None })
 }
 
 /// A Gemini part's `inlineData` (or `inline_data`), priced under `rule`, if it has one.
-pub(super) fn inline_data(part: &RawValue, rule: ImageTokens) -> Option<Media> {
+pub(super) fn inline_data(part: &RawValue, rule: ImageTokens) -> Option<Priced<'_>> {
     let part = fields(part)?;
     let blob = part.get("inlineData").or(part.get("inline_data"))?;
     let blob = fields(blob)?;
-    let data = text(blob.get("data")).unwrap_or_default();
     let key = if blob.contains_key("mimeType") {
         "mimeType"
     } else {
         "mime_type"
     };
-    Some(of_type(&blob, key, &data, rule))
+    let mime = text(blob.get(key)).unwrap_or_default();
+    if mime.starts_with("image/") {
+        return Some(image_in(blob.get("data").copied(), rule, Detail::Auto));
+    }
+    let data = text(blob.get("data")).unwrap_or_default();
+    let media = of_type(&blob, key, &data, rule);
+    Some(Priced { media, image: None })
+}
+
+/// The image whose base64 (or `data:` URL) is the string `data`, priced under `rule` at
+/// `detail`: at the most its rule charges when its bytes are not there.
+fn image_in(data: Option<&RawValue>, rule: ImageTokens, detail: Detail) -> Priced<'_> {
+    let found = data.and_then(|string_value| {
+        let text = string(string_value)?;
+        let at = text.find(";base64,").map_or(0, |at| at + ";base64,".len());
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(&text[at..])
+            .ok()?;
+        Some((string_value, text[..at].to_owned(), bytes))
+    });
+    let Some((string, head, bytes)) = found else {
+        let tokens = match (rule, detail) {
+            // OpenAI's low detail is one price, whatever the size.
+            (ImageTokens::OpenAiTiles, Detail::Low) => rule.tokens(1, 1, detail),
+            _ => rule.most(),
+        };
+        let media = Media {
+            kind: MediaKind::Image,
+            tokens,
+        };
+        return Priced { media, image: None };
+    };
+    let media = Media::image(&bytes, rule, detail);
+    let image = scale::size(&bytes).map(|size| Image {
+        string,
+        head,
+        scalable: scale::can_scale(&bytes),
+        bytes,
+        size,
+        detail,
+    });
+    Priced { media, image }
 }
 
 /// A string field's text.
@@ -124,27 +192,14 @@ fn of_type(fields: &Fields<'_>, key: &str, data: &str, rule: ImageTokens) -> Med
     )
 }
 
-fn input_image(block: &Fields<'_>, rule: ImageTokens) -> Media {
+fn input_image<'a>(block: &Fields<'a>, rule: ImageTokens) -> Priced<'a> {
     let detail = match text(block.get("detail")).as_deref() {
         Some("low") => Detail::Low,
         _ => Detail::Auto,
     };
-    let url = text(block.get("image_url"));
-    let bytes = url
-        .filter(|url| url.starts_with("data:"))
-        .and_then(|url| decoded(Some(url)));
-    let tokens = match bytes {
-        Some((bytes, _)) => rule.of_image(&bytes, detail),
-        // OpenAI's low detail is one price, whatever the size.
-        None if rule == ImageTokens::OpenAiTiles && detail == Detail::Low => {
-            rule.tokens(1, 1, detail)
-        }
-        None => rule.most(),
-    };
-    Media {
-        kind: MediaKind::Image,
-        tokens,
-    }
+    let url = block.get("image_url").copied();
+    let data = url.filter(|url| url.get().starts_with("\"data:"));
+    image_in(data, rule, detail)
 }
 
 /// A Responses `input_file`: a PDF unless its name, its `data:` URL's type or its bytes say

@@ -89,6 +89,7 @@ mod found;
 mod gemini;
 pub(crate) mod mcp;
 mod media;
+mod media_fit;
 mod parts;
 mod rate;
 mod raw;

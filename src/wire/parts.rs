@@ -3,15 +3,16 @@
 //! one limit.
 //!
 //! The parts stay, byte for byte, while they fit, as a list of blocks' media do
-//! ([`MediaGone`]); those that give way leave the list, and the `response` says so under the
+//! ([`MediaFit`]): scaled down, or giving way; those that give way leave the list, and the `response` says so under the
 //! key `tool-output-cap`, in the note's form, since a part holds media alone. The `response` is
 //! cut to what the parts leave, as a Gemini `response` is cut alone.
 
 use serde_json::value::RawValue;
 
-use super::blocks::{rebuilt, MediaGone};
+use super::blocks::rebuilt;
 use super::found::cap_shape;
-use super::media::inline_data;
+use super::media::{inline_data, Priced};
+use super::media_fit::MediaFit;
 use super::raw::{fields, items};
 use crate::image::ImageTokens;
 use crate::json::walk::{span_of, splice};
@@ -36,7 +37,7 @@ pub(super) fn media(whole: &RawValue) -> Vec<Media> {
     let priced = parts
         .iter()
         .filter_map(|part| inline_data(part, ImageTokens::Gemini));
-    priced.collect()
+    priced.map(|priced| priced.media).collect()
 }
 
 /// The function response `whole` cut to `limit`: its parts' media first, then its `response`
@@ -50,12 +51,12 @@ pub(super) fn cut(
     tokenizer: &dyn Tokenizer,
 ) -> Option<(String, Truncation)> {
     let (response, parts) = response_and_parts(whole)?;
-    let priced: Vec<(usize, Media)> = parts
+    let priced: Vec<(usize, Priced<'_>)> = parts
         .iter()
         .enumerate()
         .filter_map(|(at, part)| Some((at, inline_data(part, ImageTokens::Gemini)?)))
         .collect();
-    let gone = MediaGone::of(&priced, limit, tokenizer);
+    let gone = MediaFit::of(&parts, &priced, ImageTokens::Gemini, limit, tokenizer);
     // The note goes in the response as a JSON entry: its key, quotes and comma take room too,
     // and a token more where it meets what it follows.
     let entry = gone.note.as_deref().map(entry);
@@ -83,7 +84,7 @@ pub(super) fn cut(
         }
         None => None,
     };
-    if response_cut.is_none() && gone.at.is_empty() {
+    if response_cut.is_none() && gone.edits.is_empty() {
         return None;
     }
     let text_tokens = match &response_cut {
@@ -98,7 +99,7 @@ pub(super) fn cut(
     if let Some(entry) = &entry {
         noted(&mut response_json, entry);
     }
-    let parts_json = rebuilt(&parts, gone.at.iter().map(|&at| (at, None)).collect());
+    let parts_json = rebuilt(&parts, gone.edits.clone());
     Some((
         spliced(whole, &response_json, &parts_json)?,
         gone.figures(limit, text_tokens),

@@ -1,0 +1,214 @@
+//! How the media of a result fit its limit: as they came, scaled down, or giving way whole. One
+//! rule for a list of blocks and for a Gemini function response's parts.
+//!
+//! - The room is the limit less what a little text and the note take (twice the least limit).
+//! - The media stay as they came when all of them fit. Else the images are tried scaled down
+//!   to long edges of 1568, 1280 and 1024 px ([`scale`](crate::scale)), and the largest at which
+//!   every block stays is taken; when none is, the floor, 1024 px. An image already within a
+//!   size stays as it came.
+//! - At a size, the first image always stays; the others stay, in order, while they fit, and
+//!   from the first that does not, the rest give way. Any other block (a PDF, audio, a blob)
+//!   stays only if it fits.
+//! - The note says what was dropped, in the crate's form:
+//!   `truncated: 6120 tokens dropped (3 of 10 images; 7 scaled to 1024 px), refine your query`.
+//!
+//! Every step is a function of the bytes and the limit alone: the same result gives the same
+//! bytes, and a result capped once is within its limit as it stands.
+
+use serde_json::value::RawValue;
+
+use super::media::Priced;
+use crate::image::ImageTokens;
+use crate::layout::media_note;
+use crate::limit::ToolLimit;
+use crate::media::MediaKind;
+use crate::scale::{fitted, FLOOR_LONG_EDGE, STEPS};
+use crate::tokenizer::Tokenizer;
+use crate::truncation::Truncation;
+
+/// The media of a list fitted to a limit.
+#[derive(Debug, Default)]
+pub(super) struct MediaFit {
+    /// The edits of the list, by place: a block removed (`None`), or its image scaled down.
+    pub(super) edits: Vec<(usize, Option<String>)>,
+    /// The tokens of all the media as they came, and as they go.
+    tokens: usize,
+    kept_tokens: usize,
+    /// The note that says what was dropped, and its tokens; none when nothing was.
+    pub(super) note: Option<String>,
+    pub(super) note_tokens: usize,
+}
+
+/// What becomes of one block of media.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// It stays, at these tokens: as it came, or scaled down.
+    Stays(usize),
+    /// It gives way whole.
+    Gone,
+}
+
+impl MediaFit {
+    /// The media `priced` (each block's place in `blocks` and its price under `rule`, in
+    /// order) fitted to `limit`, as this module's doc says.
+    pub(super) fn of(
+        blocks: &[&RawValue],
+        priced: &[(usize, Priced<'_>)],
+        rule: ImageTokens,
+        limit: &ToolLimit,
+        tokenizer: &dyn Tokenizer,
+    ) -> Self {
+        let room = limit
+            .max_tokens()
+            .saturating_sub(2 * ToolLimit::MIN_MAX_TOKENS);
+        let mut sizes = std::iter::once(None).chain(STEPS.map(Some));
+        let all_stay = |edge| {
+            fates(priced, rule, edge, room)
+                .iter()
+                .all(|f| *f != Fate::Gone)
+        };
+        let edge = sizes
+            .find(|&edge| all_stay(edge))
+            .unwrap_or(Some(FLOOR_LONG_EDGE));
+        let mut fates = fates(priced, rule, edge, room);
+        let mut edits = Vec::new();
+        let mut scaled = 0;
+        let first = first_image(priced);
+        for (nth, ((place, priced), fate)) in priced.iter().zip(fates.iter_mut()).enumerate() {
+            let Fate::Stays(_) = *fate else {
+                edits.push((*place, None));
+                continue;
+            };
+            let (Some(image), Some(edge)) = (&priced.image, edge) else {
+                continue;
+            };
+            if !image.scalable || fitted_size(image.size, edge) == image.size {
+                continue;
+            }
+            match image.scaled_in(blocks[*place].get(), edge) {
+                Some(json) => {
+                    edits.push((*place, Some(json)));
+                    scaled += 1;
+                }
+                // Bytes that do not decode as their header says: as they came if first, else
+                // they give way.
+                None if nth == first => *fate = Fate::Stays(priced.media.tokens),
+                None => {
+                    edits.push((*place, None));
+                    *fate = Fate::Gone;
+                }
+            }
+        }
+        let tokens: usize = priced.iter().map(|(_, priced)| priced.media.tokens).sum();
+        let kept_tokens: usize = fates
+            .iter()
+            .map(|fate| match fate {
+                Fate::Stays(tokens) => *tokens,
+                Fate::Gone => 0,
+            })
+            .sum();
+        let gone: Vec<(MediaKind, usize, usize)> = MediaKind::ALL
+            .into_iter()
+            .filter_map(|kind| {
+                let of_kind = priced.iter().zip(&fates);
+                let of_kind = of_kind.filter(|((_, priced), _)| priced.media.kind == kind);
+                let (all, gone) = of_kind.fold((0, 0), |(all, gone), (_, fate)| {
+                    (all + 1, gone + usize::from(*fate == Fate::Gone))
+                });
+                (gone > 0).then_some((kind, gone, all))
+            })
+            .collect();
+        let scaled = (scaled > 0).then(|| (scaled, edge.unwrap_or_default()));
+        let note = (!edits.is_empty())
+            .then(|| media_note(tokens - kept_tokens, &gone, scaled, limit.hint()));
+        edits.sort_by_key(|(place, _)| *place);
+        MediaFit {
+            edits,
+            tokens,
+            kept_tokens,
+            note_tokens: note.as_deref().map_or(0, |note| tokenizer.count(note)),
+            note,
+        }
+    }
+
+    /// What the media that stay, and the note, leave the text of `limit`: at least the least
+    /// limit, when the first image alone takes more.
+    pub(super) fn text_limit(&self, limit: &ToolLimit) -> ToolLimit {
+        let left = limit
+            .max_tokens()
+            .saturating_sub(self.kept_tokens + self.note_tokens);
+        let left = left.max(ToolLimit::MIN_MAX_TOKENS);
+        limit
+            .clone()
+            .with_max_tokens(left)
+            .expect("at least the least limit")
+    }
+
+    /// The figures of the whole cut to `limit`, of a text of `text.0` tokens of which `text.1`
+    /// were kept, and these media.
+    pub(super) fn figures(&self, limit: &ToolLimit, text: (usize, usize)) -> Truncation {
+        let original_tokens = text.0 + self.tokens;
+        let kept_tokens = text.1 + self.kept_tokens;
+        Truncation {
+            original_tokens,
+            kept_tokens,
+            dropped_tokens: original_tokens - kept_tokens,
+            max_tokens: limit.max_tokens(),
+            keep: limit.keep(),
+        }
+    }
+}
+
+/// The size of an image of `size` scaled to a long edge of `edge`.
+fn fitted_size(size: (usize, usize), edge: usize) -> (usize, usize) {
+    fitted(size.0, size.1, edge)
+}
+
+/// Where the first image is among `priced`; past the end if there is none.
+fn first_image(priced: &[(usize, Priced<'_>)]) -> usize {
+    let images = priced
+        .iter()
+        .position(|(_, p)| p.media.kind == MediaKind::Image);
+    images.unwrap_or(priced.len())
+}
+
+/// What becomes of each block of `priced` in `room`, its images scaled to a long edge of
+/// `edge` (as they came with none), as this module's doc says.
+fn fates(
+    priced: &[(usize, Priced<'_>)],
+    rule: ImageTokens,
+    edge: Option<usize>,
+    room: usize,
+) -> Vec<Fate> {
+    let first = first_image(priced);
+    let (mut kept, mut images_stopped) = (0, false);
+    let price = |priced: &Priced<'_>| match (&priced.image, edge) {
+        (Some(image), Some(edge)) if image.scalable => {
+            let (width, height) = fitted_size(image.size, edge);
+            match (width, height) == image.size {
+                true => priced.media.tokens,
+                false => rule.tokens(width, height, image.detail),
+            }
+        }
+        _ => priced.media.tokens,
+    };
+    let fates = priced.iter().enumerate().map(|(nth, (_, priced))| {
+        let tokens = price(priced);
+        let fits = kept + tokens <= room;
+        let stays = match priced.media.kind {
+            MediaKind::Image => {
+                let stays = nth == first || (fits && !images_stopped);
+                images_stopped |= !stays;
+                stays
+            }
+            _ => fits,
+        };
+        kept += if stays { tokens } else { 0 };
+        if stays {
+            Fate::Stays(tokens)
+        } else {
+            Fate::Gone
+        }
+    });
+    fates.collect()
+}
