@@ -37,15 +37,17 @@
 //!
 //! The rules:
 //!
-//! - A result's limit covers its text and its images together. The images stay, byte for byte,
-//!   while they fit, from the first, which always stays; the others give way whole, and a last
-//!   text block says so in the note's form: `truncated: 12294 tokens dropped (9 of 10 images),
-//!   refine your query`. The figures of the cut ([`Truncation`]) count both.
+//! - A result's limit covers its text and its media together ([`media`](crate::media): a PDF,
+//!   audio or a blob by a documented estimate). The images stay, byte for byte, while they fit;
+//!   else they are scaled down, never below a long edge of 1024 px; else, from the first that
+//!   does not fit, the last give way whole. The first always stays; any other block of media
+//!   stays only if it fits. A last text block says what was dropped, in the note's form:
+//!   `truncated: 6120 tokens dropped (3 of 10 images; 7 scaled to 1024 px), refine your query`.
+//!   The figures of the cut ([`Truncation`]) count both.
 //! - A result's text is cut together, as an MCP result's is, to what its images leave: the text
 //!   its blocks (or parts) carry, as the table above says, as one text joined by newlines. A
 //!   block whose text is wholly past the cut goes, and so does a text block inside one; other
-//!   blocks (a PDF, audio, a `resource` with a `blob`) are kept byte for byte, and not counted
-//!   yet. A JSON value (Gemini's
+//!   blocks stay byte for byte. A JSON value (Gemini's
 //!   `response`, a shell call's output) is cut to compact JSON of the same shape
 //!   ([`cap_json`](crate::json::cap_json)); when no cut of its shape fits, a Gemini `response`
 //!   becomes `{"output": text}` (`{"error": text}`), its JSON capped as text, and a shell call's
