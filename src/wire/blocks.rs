@@ -197,9 +197,7 @@ pub(super) fn cut_blocks(
     };
     edits.sort_by_key(|(at, _)| *at);
     let mut json = rebuilt(&all, edits);
-    if let Some(note) = &fit.note {
-        note_after(&mut json, text_type, note);
-    }
+    note_after(&mut json, text_type, fit.note.as_deref());
     let truncation = fit.figures(limit, text_tokens);
     Some(BlocksCut {
         json,
@@ -216,8 +214,11 @@ fn priced<'a>(blocks: &[&'a RawValue], rule: ImageTokens) -> Vec<(usize, Priced<
     priced.collect()
 }
 
-/// Ends the list `json` with `note`, as a block of `text_type`.
-fn note_after(json: &mut String, text_type: &str, note: &str) {
+/// Ends the list `json` with `note`, if there is one, as a block of `text_type`.
+fn note_after(json: &mut String, text_type: &str, note: Option<&str>) {
+    let Some(note) = note else {
+        return;
+    };
     let block = serde_json::json!({ "type": text_type, "text": note }).to_string();
     let comma = if json == "[]" { "" } else { "," };
     json.insert_str(json.len() - 1, &format!("{comma}{block}"));

@@ -71,34 +71,7 @@ impl MediaFit {
             .find(|&edge| all_stay(edge))
             .unwrap_or(Some(FLOOR_LONG_EDGE));
         let mut fates = fates(priced, rule, edge, room);
-        let mut edits = Vec::new();
-        let mut scaled = 0;
-        let first = first_image(priced);
-        for (nth, ((place, priced), fate)) in priced.iter().zip(fates.iter_mut()).enumerate() {
-            let Fate::Stays(_) = *fate else {
-                edits.push((*place, None));
-                continue;
-            };
-            let (Some(image), Some(edge)) = (&priced.image, edge) else {
-                continue;
-            };
-            if !image.scalable || fitted_size(image.size, edge) == image.size {
-                continue;
-            }
-            match image.scaled_in(blocks[*place].get(), edge) {
-                Some(json) => {
-                    edits.push((*place, Some(json)));
-                    scaled += 1;
-                }
-                // Bytes that do not decode as their header says: as they came if first, else
-                // they give way.
-                None if nth == first => *fate = Fate::Stays(priced.media.tokens),
-                None => {
-                    edits.push((*place, None));
-                    *fate = Fate::Gone;
-                }
-            }
-        }
+        let (mut edits, scaled) = scale_and_remove(blocks, priced, &mut fates, edge);
         let tokens: usize = priced.iter().map(|(_, priced)| priced.media.tokens).sum();
         let kept_tokens: usize = fates
             .iter()
@@ -107,17 +80,7 @@ impl MediaFit {
                 Fate::Gone => 0,
             })
             .sum();
-        let gone: Vec<(MediaKind, usize, usize)> = MediaKind::ALL
-            .into_iter()
-            .filter_map(|kind| {
-                let of_kind = priced.iter().zip(&fates);
-                let of_kind = of_kind.filter(|((_, priced), _)| priced.media.kind == kind);
-                let (all, gone) = of_kind.fold((0, 0), |(all, gone), (_, fate)| {
-                    (all + 1, gone + usize::from(*fate == Fate::Gone))
-                });
-                (gone > 0).then_some((kind, gone, all))
-            })
-            .collect();
+        let gone = gone_by_kind(priced, &fates);
         let scaled = (scaled > 0).then(|| (scaled, edge.unwrap_or_default()));
         let note = (!edits.is_empty())
             .then(|| media_note(tokens - kept_tokens, &gone, scaled, limit.hint()));
@@ -157,6 +120,58 @@ impl MediaFit {
             keep: limit.keep(),
         }
     }
+}
+
+/// The edits that carry out `fates` on `blocks` at the long edge `edge`: a block that gives way
+/// removed, an image that stays scaled down where it is over the edge; and how many were
+/// scaled. An image whose bytes do not decode as its header says stays as it came if it is the
+/// first, and else gives way, its fate changed to say so.
+fn scale_and_remove(
+    blocks: &[&RawValue],
+    priced: &[(usize, Priced<'_>)],
+    fates: &mut [Fate],
+    edge: Option<usize>,
+) -> (Vec<(usize, Option<String>)>, usize) {
+    let (mut edits, mut scaled) = (Vec::new(), 0);
+    let first = first_image(priced);
+    for (nth, ((place, priced), fate)) in priced.iter().zip(fates.iter_mut()).enumerate() {
+        let Fate::Stays(_) = *fate else {
+            edits.push((*place, None));
+            continue;
+        };
+        let (Some(image), Some(edge)) = (&priced.image, edge) else {
+            continue;
+        };
+        if !image.scalable || fitted_size(image.size, edge) == image.size {
+            continue;
+        }
+        match image.scaled_in(blocks[*place].get(), edge) {
+            Some(json) => {
+                edits.push((*place, Some(json)));
+                scaled += 1;
+            }
+            None if nth == first => *fate = Fate::Stays(priced.media.tokens),
+            None => {
+                edits.push((*place, None));
+                *fate = Fate::Gone;
+            }
+        }
+    }
+    (edits, scaled)
+}
+
+/// Of each kind of media of which a block gives way: the kind, how many give way, and of how
+/// many.
+fn gone_by_kind(priced: &[(usize, Priced<'_>)], fates: &[Fate]) -> Vec<(MediaKind, usize, usize)> {
+    let by_kind = MediaKind::ALL.into_iter().filter_map(|kind| {
+        let of_kind = priced.iter().zip(fates);
+        let of_kind = of_kind.filter(|((_, priced), _)| priced.media.kind == kind);
+        let (all, gone) = of_kind.fold((0, 0), |(all, gone), (_, fate)| {
+            (all + 1, gone + usize::from(*fate == Fate::Gone))
+        });
+        (gone > 0).then_some((kind, gone, all))
+    });
+    by_kind.collect()
 }
 
 /// The size of an image of `size` scaled to a long edge of `edge`.
