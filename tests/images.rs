@@ -295,3 +295,29 @@ fn a_screenshot_every_turn_for_24_turns_stays_within_the_requests_budget() {
     }
     eprintln!("24 turns with a screenshot each: at most {largest} tokens of results in a request");
 }
+
+#[test]
+fn an_image_that_does_not_decode_is_priced_as_it_came_and_never_scaled() {
+    // A PNG header of 1568 x 1000 and no pixels: 1640 tokens at Anthropic's price, its most.
+    // Scaled to 1024 px, five would fit in 5000; but they cannot be scaled, so the fit counts
+    // each whole: three stay as they came, and the last two give way.
+    let mut header = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    header.extend(1568u32.to_be_bytes());
+    header.extend(1000u32.to_be_bytes());
+    header.extend(b"\x08\x06\0\0\0");
+    let image = json!({"type": "image", "data": base64(&header), "mimeType": "image/png"});
+    let result = json!({ "content": vec![image.clone(); 5] });
+    let limits = ToolOutputLimits::new(5000).unwrap();
+    let capped = limits
+        .cap_call_tool_result("screenshot", &result.to_string())
+        .expect("five images of 1640 tokens are over 5000");
+    let capped: Value = serde_json::from_str(&capped.json).unwrap();
+    let blocks = capped["content"].as_array().unwrap();
+    assert_eq!(blocks[..3], vec![image; 3][..], "as they came");
+    assert_eq!(
+        blocks[3..],
+        [
+            json!({"type": "text", "text": "truncated: 3280 tokens dropped (2 of 5 images), refine your query"})
+        ]
+    );
+}

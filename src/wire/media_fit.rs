@@ -9,11 +9,15 @@
 //! - At a size, the first image always stays; the others stay, in order, while they fit, and
 //!   from the first that does not, the rest give way. Any other block (a PDF, audio, a blob)
 //!   stays only if it fits.
+//! - An image whose bytes do not decode as its header says is priced as it came, and never
+//!   scaled.
 //! - The note says what was dropped, in the crate's form:
 //!   `truncated: 6120 tokens dropped (3 of 10 images; 7 scaled to 1024 px), refine your query`.
 //!
 //! Every step is a function of the bytes and the limit alone: the same result gives the same
 //! bytes, and a result capped once is within its limit as it stands.
+
+use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
@@ -61,17 +65,22 @@ impl MediaFit {
         let room = limit
             .max_tokens()
             .saturating_sub(2 * ToolLimit::MIN_MAX_TOKENS);
-        let mut sizes = std::iter::once(None).chain(STEPS.map(Some));
-        let all_stay = |edge| {
-            fates(priced, rule, edge, room)
-                .iter()
-                .all(|f| *f != Fate::Gone)
+        let mut scalable: Vec<bool> = priced
+            .iter()
+            .map(|(_, priced)| priced.image.as_ref().is_some_and(|image| image.scalable))
+            .collect();
+        let mut scaled = Scaled::default();
+        // An image whose bytes do not decode as its header says is found out when it is first
+        // scaled: the fit is made again with it priced as it came, until every image that
+        // stays at the size chosen is scaled.
+        let (edge, fates, mut edits) = loop {
+            let edge = largest_edge(priced, rule, room, &scalable);
+            let fates = fates(priced, rule, edge, room, &scalable);
+            match scaled.edits(blocks, priced, &fates, edge, &scalable) {
+                Ok(edits) => break (edge, fates, edits),
+                Err(undecodable) => scalable[undecodable] = false,
+            }
         };
-        let edge = sizes
-            .find(|&edge| all_stay(edge))
-            .unwrap_or(Some(FLOOR_LONG_EDGE));
-        let mut fates = fates(priced, rule, edge, room);
-        let (mut edits, scaled) = scale_and_remove(blocks, priced, &mut fates, edge);
         let tokens: usize = priced.iter().map(|(_, priced)| priced.media.tokens).sum();
         let kept_tokens: usize = fates
             .iter()
@@ -81,7 +90,8 @@ impl MediaFit {
             })
             .sum();
         let gone = gone_by_kind(priced, &fates);
-        let scaled = (scaled > 0).then(|| (scaled, edge.unwrap_or_default()));
+        let scaled_count = edits.iter().filter(|(_, edit)| edit.is_some()).count();
+        let scaled = (scaled_count > 0).then(|| (scaled_count, edge.unwrap_or_default()));
         let note = (!edits.is_empty())
             .then(|| media_note(tokens - kept_tokens, &gone, scaled, limit.hint()));
         edits.sort_by_key(|(place, _)| *place);
@@ -122,42 +132,61 @@ impl MediaFit {
     }
 }
 
-/// The edits that carry out `fates` on `blocks` at the long edge `edge`: a block that gives way
-/// removed, an image that stays scaled down where it is over the edge; and how many were
-/// scaled. An image whose bytes do not decode as its header says stays as it came if it is the
-/// first, and else gives way, its fate changed to say so.
-fn scale_and_remove(
-    blocks: &[&RawValue],
-    priced: &[(usize, Priced<'_>)],
-    fates: &mut [Fate],
-    edge: Option<usize>,
-) -> (Vec<(usize, Option<String>)>, usize) {
-    let (mut edits, mut scaled) = (Vec::new(), 0);
-    let first = first_image(priced);
-    for (nth, ((place, priced), fate)) in priced.iter().zip(fates.iter_mut()).enumerate() {
-        let Fate::Stays(_) = *fate else {
-            edits.push((*place, None));
-            continue;
-        };
-        let (Some(image), Some(edge)) = (&priced.image, edge) else {
-            continue;
-        };
-        if !image.scalable || fitted_size(image.size, edge) == image.size {
-            continue;
-        }
-        match image.scaled_in(blocks[*place].get(), edge) {
-            Some(json) => {
-                edits.push((*place, Some(json)));
-                scaled += 1;
-            }
-            None if nth == first => *fate = Fate::Stays(priced.media.tokens),
-            None => {
+/// The images scaled so far, by their place among the media and the long edge they were
+/// scaled to: a fit made again does not scale an image twice.
+#[derive(Debug, Default)]
+struct Scaled(HashMap<(usize, usize), Option<String>>);
+
+impl Scaled {
+    /// The edits that carry out `fates` on `blocks` at the long edge `edge`: a block that gives
+    /// way removed, a `scalable` image that stays scaled down where it is over the edge. `Err` with the
+    /// place among `priced` of an image that stays, to be scaled, whose bytes do not decode.
+    fn edits(
+        &mut self,
+        blocks: &[&RawValue],
+        priced: &[(usize, Priced<'_>)],
+        fates: &[Fate],
+        edge: Option<usize>,
+        scalable: &[bool],
+    ) -> Result<Vec<(usize, Option<String>)>, usize> {
+        let mut edits = Vec::new();
+        for (nth, ((place, priced), fate)) in priced.iter().zip(fates).enumerate() {
+            if *fate == Fate::Gone {
                 edits.push((*place, None));
-                *fate = Fate::Gone;
+                continue;
             }
+            let (Some(image), Some(edge)) = (&priced.image, edge) else {
+                continue;
+            };
+            if !scalable[nth] || fitted_size(image.size, edge) == image.size {
+                continue;
+            }
+            let scaled = self
+                .0
+                .entry((nth, edge))
+                .or_insert_with(|| image.scaled_in(blocks[*place].get(), edge));
+            edits.push((*place, Some(scaled.clone().ok_or(nth)?)));
         }
+        Ok(edits)
     }
-    (edits, scaled)
+}
+
+/// The long edge the images of `priced` are scaled to, to fit in `room`: none when all stay as
+/// they came, else the largest of [`STEPS`] at which all stay, else the floor.
+fn largest_edge(
+    priced: &[(usize, Priced<'_>)],
+    rule: ImageTokens,
+    room: usize,
+    scalable: &[bool],
+) -> Option<usize> {
+    let mut sizes = std::iter::once(None).chain(STEPS.map(Some));
+    let all_stay = |edge| {
+        let fates = fates(priced, rule, edge, room, scalable);
+        fates.iter().all(|fate| *fate != Fate::Gone)
+    };
+    sizes
+        .find(|&edge| all_stay(edge))
+        .unwrap_or(Some(FLOOR_LONG_EDGE))
 }
 
 /// Of each kind of media of which a block gives way: the kind, how many give way, and of how
@@ -187,18 +216,19 @@ fn first_image(priced: &[(usize, Priced<'_>)]) -> usize {
     images.unwrap_or(priced.len())
 }
 
-/// What becomes of each block of `priced` in `room`, its images scaled to a long edge of
-/// `edge` (as they came with none), as this module's doc says.
+/// What becomes of each block of `priced` in `room`, its `scalable` images scaled to a long
+/// edge of `edge` (as they came with none), as this module's doc says.
 fn fates(
     priced: &[(usize, Priced<'_>)],
     rule: ImageTokens,
     edge: Option<usize>,
     room: usize,
+    scalable: &[bool],
 ) -> Vec<Fate> {
     let first = first_image(priced);
     let (mut kept, mut images_stopped) = (0, false);
-    let price = |priced: &Priced<'_>| match (&priced.image, edge) {
-        (Some(image), Some(edge)) if image.scalable => {
+    let price = |nth: usize, priced: &Priced<'_>| match (&priced.image, edge) {
+        (Some(image), Some(edge)) if scalable[nth] => {
             let (width, height) = fitted_size(image.size, edge);
             match (width, height) == image.size {
                 true => priced.media.tokens,
@@ -208,7 +238,7 @@ fn fates(
         _ => priced.media.tokens,
     };
     let fates = priced.iter().enumerate().map(|(nth, (_, priced))| {
-        let tokens = price(priced);
+        let tokens = price(nth, priced);
         let fits = kept + tokens <= room;
         let stays = match priced.media.kind {
             MediaKind::Image => {
