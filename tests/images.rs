@@ -8,7 +8,7 @@ use base64::Engine;
 use common::{count, listing};
 use serde_json::{json, Value};
 use tool_output_cap::wire::{Api, RequestCap};
-use tool_output_cap::{Detail, ImageTokens, ToolOutputLimits};
+use tool_output_cap::{Detail, ImageTokens, Outcome, ToolOutputLimits};
 
 /// Ten screenshots of this machine, PNGs of 800 px wide or more, with their bytes: those of the
 /// Rust toolchain's own docs (its `rust-docs` component: the book's, cargo's, rustc's); none
@@ -296,16 +296,22 @@ fn a_screenshot_every_turn_for_24_turns_stays_within_the_requests_budget() {
     eprintln!("24 turns with a screenshot each: at most {largest} tokens of results in a request");
 }
 
+/// An MCP image block of a PNG header of `width` x `height` and no pixels: priced from its
+/// header, and never scaled, since it does not decode.
+fn header_only_png(width: u32, height: u32) -> Value {
+    let mut header = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
+    header.extend(width.to_be_bytes());
+    header.extend(height.to_be_bytes());
+    header.extend(b"\x08\x06\0\0\0");
+    json!({"type": "image", "data": base64(&header), "mimeType": "image/png"})
+}
+
 #[test]
 fn an_image_that_does_not_decode_is_priced_as_it_came_and_never_scaled() {
-    // A PNG header of 1568 x 1000 and no pixels: 1640 tokens at Anthropic's price, its most.
-    // Scaled to 1024 px, five would fit in 5000; but they cannot be scaled, so the fit counts
-    // each whole: three stay as they came, and the last two give way.
-    let mut header = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR".to_vec();
-    header.extend(1568u32.to_be_bytes());
-    header.extend(1000u32.to_be_bytes());
-    header.extend(b"\x08\x06\0\0\0");
-    let image = json!({"type": "image", "data": base64(&header), "mimeType": "image/png"});
+    // 1640 tokens each at Anthropic's price, its most. Scaled to 1024 px, five would fit in
+    // 5000; but they cannot be scaled, so the fit counts each whole: three stay as they came,
+    // and the last two give way.
+    let image = header_only_png(1568, 1000);
     let result = json!({ "content": vec![image.clone(); 5] });
     let limits = ToolOutputLimits::new(5000).unwrap();
     let capped = limits
@@ -319,5 +325,54 @@ fn an_image_that_does_not_decode_is_priced_as_it_came_and_never_scaled() {
         [
             json!({"type": "text", "text": "truncated: 3280 tokens dropped (2 of 5 images), refine your query"})
         ]
+    );
+}
+
+#[test]
+fn a_frameworks_blocks_come_back_each_with_the_place_it_came_from() {
+    let image = header_only_png(1568, 1000);
+    let mut blocks = vec![json!({"type": "text", "text": "five screenshots:"})];
+    blocks.extend(vec![image.clone(); 5]);
+    let limits = ToolOutputLimits::new(5000).unwrap();
+    let capped = limits
+        .cap_blocks(
+            "screenshot",
+            &Value::from(blocks).to_string(),
+            Outcome::Output,
+        )
+        .unwrap()
+        .expect("five images of 1640 tokens are over 5000");
+    let from: Vec<Option<usize>> = capped.blocks.iter().map(|block| block.from).collect();
+    assert_eq!(from, [Some(0), Some(1), Some(2), Some(3), None]);
+    assert_eq!(capped.blocks[1].json, image.to_string(), "byte for byte");
+    let note: Value = serde_json::from_str(&capped.blocks[4].json).unwrap();
+    assert_eq!(
+        note["text"],
+        "truncated: 3280 tokens dropped (2 of 5 images), refine your query"
+    );
+    assert_eq!(
+        capped.truncation.original_tokens,
+        5 * 1640 + count("five screenshots:")
+    );
+    assert!(capped.truncation.kept_tokens <= 5000);
+    // Priced by the limits' rule: ten of 768 x 768 px are 7870 tokens at Anthropic's price, and
+    // 2580 at Gemini's, one tile each.
+    let blocks = Value::from(vec![header_only_png(768, 768); 10]).to_string();
+    let anthropic = limits
+        .cap_blocks("screenshot", &blocks, Outcome::Output)
+        .unwrap();
+    let each = ImageTokens::Anthropic.tokens(768, 768, Detail::Auto);
+    assert_eq!(anthropic.unwrap().truncation.original_tokens, 10 * each);
+    let gemini = limits.clone().with_image_tokens(ImageTokens::Gemini);
+    assert_eq!(
+        gemini
+            .cap_blocks("screenshot", &blocks, Outcome::Output)
+            .unwrap(),
+        None
+    );
+    let error = limits.cap_blocks("screenshot", r#"{"type": "text"}"#, Outcome::Output);
+    assert_eq!(
+        error.unwrap_err().to_string(),
+        r#"the blocks are not a JSON list: it starts "{\"type\": \"text\"}""#
     );
 }

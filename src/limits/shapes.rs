@@ -6,7 +6,7 @@
 use crate::json::{cap_json, CappedJson, NotJson};
 use crate::limit::Outcome;
 use crate::manifest::ManifestError;
-use crate::wire::CappedResult;
+use crate::wire::{CappedBlocks, CappedResult, NotABlockList};
 
 use super::ToolOutputLimits;
 
@@ -82,6 +82,45 @@ impl ToolOutputLimits {
     /// ```
     pub fn cap_call_tool_result(&self, tool: &str, result: &str) -> Option<CappedResult> {
         crate::wire::mcp::cap_call_tool_result(self, tool, result)
+    }
+
+    /// `blocks`, the JSON list of the content blocks of one result of `tool` that was its
+    /// `outcome`, capped to the tool's limit by the cut of an MCP result's `content`, and the
+    /// cut recorded ([`Truncation::record`](crate::Truncation::record)); `None` when it fits.
+    ///
+    /// The blocks are MCP's (`text`, `image`, `audio`, `resource`) or any other the table of
+    /// [`wire`](crate::wire) names; images are priced by [`image_tokens`](Self::image_tokens).
+    /// The text they carry is cut as one text, and the media fit what the limit leaves: scaled
+    /// down, or the last giving way whole. Each block given back says which block it came from
+    /// ([`CappedBlock::from`](crate::wire::CappedBlock::from)), for an agent framework's adapter
+    /// to write its own blocks back.
+    ///
+    /// ```
+    /// use serde_json::{json, Value};
+    /// use tool_output_cap::{Outcome, ToolOutputLimits};
+    ///
+    /// let listing: String = (0..3000).map(|i| format!("src/module_{i}.rs\n")).collect();
+    /// let blocks = json!([
+    ///     {"type": "text", "text": "the files:"},
+    ///     {"type": "text", "text": listing},
+    ///     {"type": "text", "text": "the end"},
+    /// ]);
+    /// let limits = ToolOutputLimits::default().with_tool("Glob", 500)?;
+    /// let capped = limits.cap_blocks("Glob", &blocks.to_string(), Outcome::Output)?.unwrap();
+    /// let from: Vec<_> = capped.blocks.iter().map(|block| block.from).collect();
+    /// assert_eq!(from, [Some(0), Some(1)], "the last block is wholly past the cut");
+    /// let cut: Value = serde_json::from_str(&capped.blocks[1].json)?;
+    /// assert!(cut["text"].as_str().unwrap().ends_with("refine your query"));
+    /// assert_eq!(capped.truncation.max_tokens, 500);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cap_blocks(
+        &self,
+        tool: &str,
+        blocks: &str,
+        outcome: Outcome,
+    ) -> Result<Option<CappedBlocks>, NotABlockList> {
+        crate::wire::content::cap_blocks(self, tool, blocks, outcome)
     }
 
     /// The limits that a `[worker.tool_output]` section given as data sets: the manifest's keys

@@ -133,6 +133,9 @@ pub(super) struct BlocksCut {
     pub(super) joined: String,
     pub(super) text_cut: Option<Cut>,
     pub(super) truncation: Truncation,
+    /// For each block of `json`, the place in the list cut of the block it is; `None` for the
+    /// note that media gave way.
+    pub(super) from: Vec<Option<usize>>,
 }
 
 /// The list `blocks` cut to `limit`, its text and its media (images priced by `images`, the rest
@@ -196,6 +199,7 @@ pub(super) fn cut_blocks(
         }
     };
     edits.sort_by_key(|(at, _)| *at);
+    let from = sources(all.len(), &edits, fit.note.is_some());
     let mut json = rebuilt(&all, edits);
     note_after(&mut json, text_type, fit.note.as_deref());
     let truncation = fit.figures(limit, text_tokens);
@@ -204,6 +208,7 @@ pub(super) fn cut_blocks(
         joined,
         text_cut,
         truncation,
+        from,
     })
 }
 
@@ -212,6 +217,18 @@ fn priced<'a>(blocks: &[&'a RawValue], rule: ImageTokens) -> Vec<(usize, Priced<
     let priced = blocks.iter().enumerate();
     let priced = priced.filter_map(|(at, block)| Some((at, priced_media(block, rule)?)));
     priced.collect()
+}
+
+/// Where each block of a list of `len` blocks rebuilt with `edits` (sorted by place) came from,
+/// the `note` last if there is one.
+fn sources(len: usize, edits: &[(usize, Option<String>)], note: bool) -> Vec<Option<usize>> {
+    let removed = |at: &usize| {
+        edits
+            .binary_search_by_key(at, |(edited, _)| *edited)
+            .is_ok_and(|found| edits[found].1.is_none())
+    };
+    let kept = (0..len).filter(|at| !removed(at)).map(Some);
+    kept.chain(note.then_some(None)).collect()
 }
 
 /// Ends the list `json` with `note`, if there is one, as a block of `text_type`.

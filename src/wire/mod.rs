@@ -86,6 +86,7 @@ mod budget;
 mod cache;
 mod carried;
 mod chat;
+pub(crate) mod content;
 mod fate;
 mod found;
 mod gemini;
@@ -103,6 +104,7 @@ use found::Found;
 use raw::{Object, Splices};
 
 pub use carried::Carried;
+pub use content::{CappedBlock, CappedBlocks, NotABlockList};
 pub use mcp::{CappedResult, META_KEY};
 pub use rate::{
     input_tokens_limit, Learned, RateLimit, RateLimitFit, INPUT_LIMIT_HEADERS, NEWEST_FLOOR,
