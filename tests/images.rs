@@ -376,3 +376,80 @@ fn a_frameworks_blocks_come_back_each_with_the_place_it_came_from() {
         r#"the blocks are not a JSON list: it starts "{\"type\": \"text\"}""#
     );
 }
+
+/// A screenshot as each agent framework holds it in a tool result, its base64 in `data`, and
+/// the key its bytes stay under when scaled.
+fn in_each_framework(data: &str) -> Vec<(&'static str, Value, &'static str)> {
+    let url = format!("data:image/png;base64,{data}");
+    vec![
+        (
+            "MCP, LangChain.js",
+            json!({"type": "image", "data": data, "mimeType": "image/png"}),
+            "/data",
+        ),
+        (
+            "LangChain",
+            json!({"type": "image", "base64": data, "mime_type": "image/png"}),
+            "/base64",
+        ),
+        (
+            "Chat, LangChain",
+            json!({"type": "image_url", "image_url": {"url": url}}),
+            "/image_url/url",
+        ),
+        (
+            "OpenAI Agents",
+            json!({"type": "image", "image_url": url, "detail": "auto"}),
+            "/image_url",
+        ),
+        (
+            "OpenAI Agents JS",
+            json!({"type": "image", "image": url}),
+            "/image",
+        ),
+        (
+            "AI SDK",
+            json!({"type": "image-data", "data": data, "mediaType": "image/png"}),
+            "/data",
+        ),
+    ]
+}
+
+#[test]
+fn a_frameworks_screenshots_are_priced_and_scaled_in_their_own_shape() {
+    let shots = screenshots("a_frameworks_screenshots_are_priced_and_scaled_in_their_own_shape");
+    if shots.is_empty() {
+        return;
+    }
+    let limits = ToolOutputLimits::new(5000).unwrap();
+    let all: usize = shots.iter().map(|(_, bytes)| anthropic_price(bytes)).sum();
+    let shapes: Vec<Vec<(&str, Value, &str)>> = shots
+        .iter()
+        .map(|(_, bytes)| in_each_framework(&base64(bytes)))
+        .collect();
+    for shape in 0..shapes[0].len() {
+        let (framework, _, key) = shapes[0][shape];
+        let blocks: Vec<&Value> = shapes.iter().map(|shapes| &shapes[shape].1).collect();
+        let blocks = serde_json::to_string(&blocks).unwrap();
+        let capped = limits
+            .cap_blocks("screenshot", &blocks, Outcome::Output)
+            .unwrap()
+            .unwrap_or_else(|| panic!("{framework}: ten screenshots are over 5000 tokens"));
+        assert_eq!(capped.truncation.original_tokens, all, "{framework}");
+        assert!(capped.truncation.kept_tokens <= 5000, "{framework}");
+        let (kept, note) = capped.blocks.split_at(capped.blocks.len() - 1);
+        assert_eq!(note[0].from, None, "{framework}");
+        for block in kept {
+            let block: Value = serde_json::from_str(&block.json).unwrap();
+            let data = block.pointer(key).and_then(Value::as_str);
+            let data = data.unwrap_or_else(|| panic!("{framework}: no {key} in {block}"));
+            let data = data.strip_prefix("data:image/png;base64,").unwrap_or(data);
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .unwrap();
+            let decoded = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
+                .unwrap_or_else(|e| panic!("{framework}: {e}"));
+            assert!(decoded.width().max(decoded.height()) <= 1568, "{framework}");
+        }
+    }
+}

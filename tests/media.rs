@@ -246,3 +246,61 @@ fn a_gemini_function_responses_media_parts_are_priced_and_cut_with_its_response(
         .unwrap();
     assert_eq!(again.body, None);
 }
+
+#[test]
+fn a_frameworks_files_and_audio_are_priced_in_their_own_shape() {
+    let pdf = base64(&pdf_of(3));
+    let wav = base64(&wav_of(10));
+    let three_pages = Media::pdf(Some(&pdf_of(3)), ImageTokens::Anthropic).tokens;
+    let shapes = [
+        (
+            "LangChain",
+            json!({"type": "file", "base64": pdf, "mime_type": "application/pdf"}),
+            three_pages,
+        ),
+        (
+            "OpenAI Agents",
+            json!({"type": "file", "file_data": format!("data:application/pdf;base64,{pdf}"), "filename": "a.pdf"}),
+            three_pages,
+        ),
+        (
+            "AI SDK",
+            json!({"type": "file-data", "data": pdf, "mediaType": "application/pdf"}),
+            three_pages,
+        ),
+        (
+            "AI SDK 5",
+            json!({"type": "media", "data": wav, "mediaType": "audio/wav"}),
+            320,
+        ),
+        (
+            "LangChain",
+            json!({"type": "audio", "base64": wav, "mime_type": "audio/wav"}),
+            320,
+        ),
+        (
+            "LangChain",
+            json!({"type": "text-plain", "text": listing(3000), "mime_type": "text/plain"}),
+            count(&listing(3000)),
+        ),
+        // A file by reference: its pages cannot be counted, so it costs a hundred.
+        (
+            "LangChain",
+            json!({"type": "file", "url": "https://example.com/report.pdf"}),
+            Media::pdf(None, ImageTokens::Anthropic).tokens,
+        ),
+    ];
+    let limits = ToolOutputLimits::new(300).unwrap();
+    for (framework, block, tokens) in shapes {
+        let blocks = json!([block]).to_string();
+        let capped = limits.cap_blocks("read", &blocks, tool_output_cap::Outcome::Output);
+        let capped = capped
+            .unwrap()
+            .unwrap_or_else(|| panic!("{framework}: {block}"));
+        assert_eq!(
+            capped.truncation.original_tokens, tokens,
+            "{framework}: {block}"
+        );
+        assert!(capped.truncation.kept_tokens <= 300, "{framework}");
+    }
+}

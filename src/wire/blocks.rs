@@ -39,7 +39,9 @@ fn carrier<'a>(block: &'a RawValue, text_type: &str) -> Option<Carrier<'a>> {
         value.get().starts_with('"').then_some(Carrier::Own(value))
     };
     match kind.as_str() {
-        kind if kind == text_type || kind == "output_text" => own(&block, "text"),
+        kind if kind == text_type || kind == "output_text" || kind == "text-plain" => {
+            own(&block, "text")
+        }
         "resource" => own(&fields(block.get("resource")?)?, "text"),
         "search_result" => inner(block.get("content")?),
         "document" => {

@@ -5,10 +5,11 @@
 //! | --- | --- |
 //! | MCP `image` (`data`); Anthropic `image` (a `base64` `source` with its `data`, or a `url` or `file`) | image |
 //! | Responses `input_image` (an `image_url`, a `data:` URL or a URL, or a `file_id`; its `detail`), and a `computer_call_output`'s `computer_screenshot` | image |
-//! | MCP `audio` (`data`, `mimeType`); `input_audio` (`input_audio.data`) | audio |
+//! | the frameworks' images: LangChain's `image` (`base64`, or a `url`), Chat's and LangChain's `image_url` (`image_url.url`, its `detail`), OpenAI Agents' `image` (`image_url`; in JS `image`), the AI SDK's `image-data` (`data`) | image |
+//! | MCP `audio` (`data`, `mimeType`); LangChain's `audio` (`base64`); `input_audio` (`input_audio.data`) | audio |
 //! | MCP `resource` with a `blob` | by its `mimeType`: an image, a PDF, audio, else binary |
 //! | Anthropic `document` with a `base64` source (a PDF), or a `url` or `file` one | PDF |
-//! | Responses `input_file` (`file_data`, a `data:` URL or base64; or a `file_id` or `file_url`) | PDF, or binary when its name, type or bytes say it is none |
+//! | Responses `input_file` and OpenAI Agents' `file` (`file_data`, a `data:` URL or base64, or a `file_id` or `file_url`), LangChain's `file` (`base64`, `mime_type`), the AI SDK's `file-data` and `media` (`data`, `mediaType`) | PDF, or by its type when its name, type or bytes say it is none |
 //! | Gemini `inlineData` (`inline_data`) of a function response's `parts` | by its `mimeType` |
 //!
 //! Media whose bytes are not in the request are priced at the most their kind can cost: an
@@ -60,17 +61,12 @@ pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Priced<'_>> 
     let block = fields(block)?;
     let kind = text(block.get("type"))?;
     let media = match kind.as_str() {
-        // MCP's `data`, or Anthropic's `source.data`.
-        "image" => {
-            let source = block.get("source").and_then(|source| fields(source));
-            let data = match &source {
-                Some(source) => source.get("data").copied(),
-                None => block.get("data").copied(),
-            };
-            return Some(image_in(data, rule, Detail::Auto));
+        "image" | "image_url" | "image-data" | "input_image" | "computer_screenshot" => {
+            return Some(image_in(image_data(&block), rule, detail(&block)));
         }
-        "input_image" | "computer_screenshot" => return Some(input_image(&block, rule)),
-        "audio" => audio(decoded(text(block.get("data")))),
+        "audio" => audio(decoded(
+            text(block.get("data")).or_else(|| text(block.get("base64"))),
+        )),
         "input_audio" => {
             let audio_fields = block.get("input_audio").and_then(|inner| fields(inner));
             audio(decoded(
@@ -93,10 +89,40 @@ pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Priced<'_>> 
                 _ => return None,
             }
         }
-        "input_file" => input_file(&block, rule),
+        "input_file" | "file" | "file-data" | "media" => file(&block, rule),
         _ => return None,
     };
     Some(Priced { media, image: None })
+}
+
+/// The string that holds an image block's bytes, as base64 or a `data:` URL (or its URL, which
+/// holds none): Anthropic's `source.data`; else the first of `data` (MCP, the AI SDK,
+/// LangChain.js), `base64` (LangChain), `image_url` (Responses, Chat, OpenAI Agents; a string, or
+/// its `url`), `image` (OpenAI Agents JS; a string, or its `data`) and `url` (LangChain).
+fn image_data<'a>(block: &Fields<'a>) -> Option<&'a RawValue> {
+    if let Some(source) = block.get("source") {
+        return fields(source)?.get("data").copied();
+    }
+    ["data", "base64", "image_url", "image", "url"]
+        .into_iter()
+        .find_map(|key| {
+            let value = *block.get(key)?;
+            if value.get().starts_with('"') {
+                return Some(value);
+            }
+            let inner = fields(value)?;
+            inner.get("url").or(inner.get("data")).copied()
+        })
+}
+
+/// The `detail` an image block asks for: its own, or its `image_url`'s (Chat's).
+fn detail(block: &Fields<'_>) -> Detail {
+    let inner = block.get("image_url").and_then(|url| fields(url));
+    let detail = text(block.get("detail")).or_else(|| text(inner?.get("detail")));
+    match detail.as_deref() {
+        Some("low") => Detail::Low,
+        _ => Detail::Auto,
+    }
 }
 
 /// A Gemini part's `inlineData` (or `inline_data`), priced under `rule`, if it has one.
@@ -192,28 +218,25 @@ fn of_type(fields: &Fields<'_>, key: &str, data: &str, rule: ImageTokens) -> Med
     )
 }
 
-fn input_image<'a>(block: &Fields<'a>, rule: ImageTokens) -> Priced<'a> {
-    let detail = match text(block.get("detail")).as_deref() {
-        Some("low") => Detail::Low,
-        _ => Detail::Auto,
-    };
-    let url = block.get("image_url").copied();
-    let data = url.filter(|url| url.get().starts_with("\"data:"));
-    image_in(data, rule, detail)
-}
-
-/// A Responses `input_file`: a PDF unless its name, its `data:` URL's type or its bytes say
-/// otherwise.
-fn input_file(block: &Fields<'_>, rule: ImageTokens) -> Media {
-    let data = text(block.get("file_data"));
+/// A file block: Responses' `input_file` (`file_data`, a `data:` URL or base64, and its
+/// `filename`), OpenAI Agents' `file` (the same), LangChain's `file` (`base64` and `mime_type`),
+/// the AI SDK's `file-data` and `media` (`data` and `mediaType`). Its type is its `data:` URL's,
+/// or its MIME type; a PDF unless its name, its type or its bytes say otherwise.
+fn file(block: &Fields<'_>, rule: ImageTokens) -> Media {
+    let data = ["file_data", "base64", "data"]
+        .into_iter()
+        .find_map(|key| text(block.get(key)));
     let name = text(block.get("filename")).unwrap_or_default();
     let url_type = data.as_deref().and_then(|data| {
         let (head, _) = data.strip_prefix("data:")?.split_once(';')?;
         Some(head.to_owned())
     });
+    let given_type = ["mime_type", "mimeType", "mediaType"]
+        .into_iter()
+        .find_map(|key| text(block.get(key)));
     let bytes = decoded(data);
     let named_other = !name.is_empty() && !name.to_ascii_lowercase().ends_with(".pdf");
-    let mime = match url_type {
+    let mime = match url_type.or(given_type) {
         Some(mime) => mime,
         None if named_other => String::new(),
         None => "application/pdf".to_owned(),

@@ -19,7 +19,7 @@
 //!
 //! | block | its text |
 //! | --- | --- |
-//! | `text` (Responses' `input_text`), and Responses' `output_text` | `text` |
+//! | `text` (Responses' `input_text`), Responses' `output_text`, LangChain's `text-plain` | `text` |
 //! | an MCP embedded `resource` | `resource.text` (its `uri` and `mimeType` stay) |
 //! | an Anthropic `document` with a `text` source | `source.data` |
 //! | an Anthropic `document` with a `content` source | the `text` blocks of `source.content` |
@@ -29,7 +29,7 @@
 //!
 //! | block | priced by |
 //! | --- | --- |
-//! | an MCP `image` (`data`) | the manifest's `image_tokens` ([`ToolOutputLimits::image_tokens`]), Anthropic's by default |
+//! | an MCP `image` (`data`), and a framework's image ([`ToolOutputLimits::cap_blocks`]) | the manifest's `image_tokens` ([`ToolOutputLimits::image_tokens`]), Anthropic's by default |
 //! | an Anthropic `image` (a base64 or URL `source`) | Anthropic's rule |
 //! | a Responses `input_image` (a `data:` URL, a URL or a file id; its `detail`) | OpenAI's rule for the request's `model`: tiles, or patches with the model's multiplier |
 //!
