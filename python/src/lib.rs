@@ -6,6 +6,7 @@ use pyo3::types::PyString;
 use tool_output_cap::{Encoding, Keep, ToolLimit, ToolOutputLimits};
 
 mod bench;
+mod blocks;
 mod capped;
 mod command;
 mod errors;
@@ -73,6 +74,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_class::<Capped>()?;
     m.add_class::<capped::CappedJson>()?;
+    m.add_class::<blocks::CappedBlocks>()?;
     m.add_class::<Truncation>()?;
     m.add_class::<Limits>()?;
     m.add_class::<request::CappedRequest>()?;

@@ -3,12 +3,14 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 use tool_output_cap::json::NotJson;
 use tool_output_cap::wire::RequestCap;
 use tool_output_cap::{Manifest, Outcome, ToolOutputLimits};
 
+use crate::blocks::CappedBlocks;
 use crate::capped::{Capped, CappedJson, Truncation};
 use crate::errors::{manifest_error, refused};
 use crate::request::{self, CappedRequest, RateLimit};
@@ -37,7 +39,7 @@ impl Limits {
 #[pymethods]
 impl Limits {
     #[new]
-    #[pyo3(signature = (default_max_tokens = None, default_keep = None, per_tool = None, encoding = None, tokenizer_file = None, max_tokens_per_turn = None, max_tokens_per_request = None, rate_limit_share = None))]
+    #[pyo3(signature = (default_max_tokens = None, default_keep = None, per_tool = None, encoding = None, tokenizer_file = None, max_tokens_per_turn = None, max_tokens_per_request = None, rate_limit_share = None, image_tokens = None))]
     // One keyword argument a key of the section, as Python callers name them.
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -50,6 +52,7 @@ impl Limits {
         max_tokens_per_turn: Option<&Bound<'_, PyAny>>,
         max_tokens_per_request: Option<&Bound<'_, PyAny>>,
         rate_limit_share: Option<&Bound<'_, PyAny>>,
+        image_tokens: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Limits> {
         // The arguments are the manifest's section, which the crate reads as it reads the file.
         let section = PyDict::new(py);
@@ -61,6 +64,7 @@ impl Limits {
             ("max_tokens_per_turn", max_tokens_per_turn),
             ("max_tokens_per_request", max_tokens_per_request),
             ("rate_limit_share", rate_limit_share),
+            ("image_tokens", image_tokens),
         ];
         for (key, value) in given {
             if let Some(value) = value {
@@ -185,6 +189,28 @@ impl Limits {
                 Some(Truncation::from(truncation)),
             ),
         })
+    }
+
+    /// `blocks`, the content blocks of one result of `tool_name` (its error if `error`) as
+    /// dicts in MCP's shapes (`text`, `image`, `audio`, `resource`), capped by the crate's
+    /// `ToolOutputLimits::cap_blocks`: their text as one text, their images priced by
+    /// `image_tokens` and scaled down or given way to fit; `None` when they fit. Blocks that
+    /// are not JSON are `json.dumps`'s `TypeError`, and a value that is not a list a
+    /// `ValueError`.
+    #[pyo3(signature = (tool_name, blocks, error = false))]
+    fn cap_blocks(
+        &self,
+        py: Python<'_>,
+        tool_name: &str,
+        blocks: &Bound<'_, PyAny>,
+        error: bool,
+    ) -> PyResult<Option<CappedBlocks>> {
+        let json = request::dumped(py, blocks)?;
+        let capped = py.detach(|| self.0.cap_blocks(tool_name, &json, outcome(error)));
+        let capped = capped.map_err(|e| PyValueError::new_err(e.to_string()))?;
+        capped
+            .map(|capped| CappedBlocks::new(py, capped))
+            .transpose()
     }
 
     /// `body`, a request to the model API `api` (`"anthropic"`, `"openai-chat"`,

@@ -152,8 +152,7 @@ impl RequestCut {
 }
 
 /// The request's JSON text: `bytes` as UTF-8, a `str`, or a `dict` dumped in its own order,
-/// as the host would have sent it. A `dict` holding lone surrogates, which UTF-8 cannot hold, is
-/// dumped with its non-ASCII escaped, as JSON can hold them.
+/// as the host would have sent it.
 fn read(py: Python<'_>, body: &Bound<'_, PyAny>) -> PyResult<String> {
     if let Ok(bytes) = body.cast::<PyBytes>() {
         return String::from_utf8(bytes.as_bytes().to_vec())
@@ -165,16 +164,22 @@ fn read(py: Python<'_>, body: &Bound<'_, PyAny>) -> PyResult<String> {
     if !body.is_instance_of::<PyDict>() {
         return Err(PyTypeError::new_err("body must be bytes, str or dict"));
     }
+    dumped(py, body)
+}
+
+/// `value` as compact JSON, its dicts in their own order. A value holding lone surrogates,
+/// which UTF-8 cannot hold, is dumped with its non-ASCII escaped, as JSON can hold them.
+pub(crate) fn dumped(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
     let dumps = py.import("json")?.getattr("dumps")?;
     let kwargs = PyDict::new(py);
     kwargs.set_item("separators", (",", ":"))?;
     kwargs.set_item("ensure_ascii", false)?;
-    let text = dumps.call((body,), Some(&kwargs))?;
+    let text = dumps.call((value,), Some(&kwargs))?;
     if let Ok(text) = text.extract::<PyBackedStr>() {
         return Ok(String::from(&*text));
     }
     kwargs.set_item("ensure_ascii", true)?;
-    dumps.call((body,), Some(&kwargs))?.extract()
+    dumps.call((value,), Some(&kwargs))?.extract()
 }
 
 /// The API whose inference or token-count route `path` is, by the name `cap_request` takes;

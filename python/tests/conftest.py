@@ -109,3 +109,53 @@ def no_fit_shapes() -> dict:
         "nested small objects": nested,
         "a list of one huge item": [fields],
     }
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    """A PNG's width and height, from its header; fails for anything else."""
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR", data[:16]
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def anthropic_tokens(width: int, height: int) -> int:
+    """Anthropic's published price of an image: scaled down to a long edge of 1568 px, then its
+    area over 750, at most 1640 (docs.claude.com, "Vision")."""
+    scale = min(1.0, 1568 / max(width, height))
+    width, height = max(1, int(width * scale)), max(1, int(height * scale))
+    return min(-(-width * height // 750), 1640)
+
+
+@functools.lru_cache(maxsize=None)
+def _screenshots() -> tuple[bytes, ...]:
+    sysroot = subprocess.run(["rustc", "--print", "sysroot"], capture_output=True, check=False)
+    folder = Path(sysroot.stdout.decode().strip()) / "share/doc/rust/html"
+    found = sorted(
+        (path for path in folder.rglob("*.png") if sysroot.returncode == 0),
+        key=str,
+    )
+    wide = {}
+    for path in found:
+        data = path.read_bytes()
+        if data[:8] == b"\x89PNG\r\n\x1a\n" and png_size(data)[0] >= 800:
+            wide.setdefault(data, None)
+    return tuple(wide)[:10]
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> tuple[bytes, ...]:
+    """Ten screenshots of this machine, PNGs of 800 px wide or more: those of the Rust
+    toolchain's own docs (its rust-docs component), as the crate's image tests take them."""
+    shots = _screenshots()
+    if len(shots) < 10:
+        pytest.skip("fewer than ten PNGs of 800 px wide or more in rustc's sysroot docs (rustup's rust-docs component)")
+    return shots
+
+
+MEDIA_NOTE = re.compile(r"truncated: (\d+) tokens dropped \((\d+) of (\d+) images(; (\d+) scaled to (\d+) px)?\), refine your query")
+
+
+def media_note_of(text: str) -> re.Match:
+    """The note that images gave way; fails when `text` is not one."""
+    match = MEDIA_NOTE.fullmatch(text)
+    assert match, f"not the note that images gave way: {text[:200]!r}"
+    return match

@@ -493,3 +493,22 @@ def test_cap_request_counts_images_and_the_last_give_way():
     assert blocks[3:] == [{"type": "text", "text": "truncated: 3280 tokens dropped (2 of 5 images), refine your query"}]
     assert capped.cuts[0].truncation.original_tokens == 5 * 1640
     assert capped.cuts[0].truncation.kept_tokens == 3 * 1640
+
+
+def test_cap_blocks_gives_each_block_with_the_place_it_came_from():
+    header = b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR" + (1568).to_bytes(4, "big") + (1000).to_bytes(4, "big") + b"\x08\x06\0\0\0"
+    image = {"type": "image", "data": base64.b64encode(header).decode(), "mimeType": "image/png"}
+    listing = "".join(f"src/module_{i}.rs\n" for i in range(3000))
+    blocks = [{"type": "text", "text": listing}, image, image, image, image]
+    capped = toc.Limits().cap_blocks("screenshot", blocks)
+    # The images take 4 x 1640 tokens and do not decode, so cannot be scaled: the first three
+    # stay, the last gives way, and the text is cut to what is left.
+    assert capped.sources == [0, 1, 2, 3, None]
+    assert capped.blocks[1:4] == [image] * 3
+    assert capped.blocks[0]["text"].endswith("refine your query")
+    assert capped.blocks[4]["text"] == "truncated: 1640 tokens dropped (1 of 4 images), refine your query"
+    assert capped.truncation.kept_tokens <= 5000
+    assert toc.Limits().cap_blocks("screenshot", blocks[1:2]) is None
+    with pytest.raises(ValueError, match="the blocks are not a JSON list"):
+        toc.Limits().cap_blocks("screenshot", {"type": "text"})
+    assert toc.Limits(image_tokens="gemini").cap_blocks("screenshot", [image] * 3) is None

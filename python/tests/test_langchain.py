@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 
 import pytest
 
@@ -126,3 +127,49 @@ def test_a_per_tool_name_that_matches_no_tool_is_one_warning(listing):
     assert len(said) == 2, said
     assert "'Grpe'" in said[0] + said[1] and "'glob'" in said[0] + said[1]
     assert toc.count(tool_message(state).content) <= 400
+
+
+def screenshot_agent(blocks, middleware):
+    @tool("screenshot", response_format="content")
+    def screenshot() -> list:
+        """Takes a screenshot of each open page."""
+        return blocks
+
+    model = ToolCallingFakeModel(
+        messages=iter(
+            [
+                AIMessage(content="", tool_calls=[{"name": "screenshot", "args": {}, "id": "call_1"}]),
+                AIMessage(content="The pages are open."),
+            ]
+        )
+    )
+    return create_agent(model, tools=[screenshot], middleware=middleware)
+
+
+def test_screenshots_are_priced_with_the_text_and_the_last_give_way(screenshots):
+    from conftest import anthropic_tokens, media_note_of, png_size
+
+    images = [{"type": "image", "base64": base64.b64encode(shot).decode(), "mime_type": "image/png"} for shot in screenshots]
+    blocks = [{"type": "text", "text": "ten pages:"}, *images]
+    agent = screenshot_agent(blocks, [ToolOutputCapMiddleware(toc.Limits())])
+    state = agent.invoke({"messages": [{"role": "user", "content": "open the pages"}]})
+    content = tool_message(state).content
+    assert content[0] == blocks[0]
+    kept = content[1:-1]
+    assert 0 < len(kept) < len(images)
+    priced = 0
+    for block in kept:
+        assert block["type"] == "image" and block["mime_type"] == "image/png"
+        priced += anthropic_tokens(*png_size(base64.b64decode(block["base64"])))
+    assert toc.count("ten pages:") + priced + toc.count(content[-1]["text"]) <= 5000
+    note = media_note_of(content[-1]["text"])
+    assert (int(note.group(2)), int(note.group(3))) == (len(images) - len(kept), len(images))
+    before = sum(anthropic_tokens(*png_size(shot)) for shot in screenshots)
+    assert int(note.group(1)) == before - priced
+
+
+def test_an_image_within_the_limit_is_the_same_message(screenshots):
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + base64.b64encode(screenshots[0]).decode()}}
+    message = ToolMessage(content=["the page:", image], tool_call_id="call_1", name="screenshot")
+    middleware = ToolOutputCapMiddleware()
+    assert middleware.wrap_tool_call(call("screenshot"), lambda request: message) is message

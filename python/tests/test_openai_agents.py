@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 
 import pytest
@@ -146,3 +147,39 @@ def test_a_structure_no_cut_fits_is_sent_as_text_within_its_limit():
         output = run(cap_tools([glob_returning(value)], limits), value)
         assert toc.count(output) <= 100, shape
         note_of(output)
+
+
+def test_images_are_priced_with_the_text_and_the_last_give_way(screenshots):
+    from agents.tool import ToolOutputImage, ToolOutputText
+
+    from conftest import media_note_of, png_size
+
+    images = [
+        ToolOutputImage(image_url="data:image/png;base64," + base64.b64encode(shot).decode(), detail="high")
+        for shot in screenshots
+    ]
+    result = [ToolOutputText(text="ten pages:"), *images]
+    limits = toc.Limits(image_tokens="openai")
+    output = run(cap_tools([glob_returning(result)], limits), result)
+    assert output[0] == {"type": "input_text", "text": "ten pages:"}
+    kept = output[1:-1]
+    assert 0 < len(kept) < len(images)
+    priced = 0
+    for image in kept:
+        assert image["type"] == "input_image" and image["detail"] == "high"
+        data = base64.b64decode(image["image_url"].removeprefix("data:image/png;base64,"))
+        priced += openai_tile_tokens(*png_size(data))
+    assert output[-1]["type"] == "input_text"
+    assert toc.count("ten pages:") + priced + toc.count(output[-1]["text"]) <= 5000
+    assert int(media_note_of(output[-1]["text"]).group(3)) == len(images)
+
+
+def openai_tile_tokens(width: int, height: int) -> int:
+    """OpenAI's published price of an image for its tile models: within 2048 x 2048, then the
+    short side down to 768; 85 and 170 for each 512-px tile (platform.openai.com, "Images and
+    vision")."""
+    scale = min(1.0, 2048 / max(width, height))
+    width, height = int(width * scale), int(height * scale)
+    scale = min(1.0, 768 / min(width, height))
+    width, height = int(width * scale), int(height * scale)
+    return 85 + 170 * -(-width // 512) * -(-height // 512)

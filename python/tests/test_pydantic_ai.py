@@ -117,3 +117,53 @@ def test_a_structure_no_cut_fits_is_sent_as_text_within_its_limit():
         seen = run_glob(lambda tools: CappedToolset(tools, limits), value)
         assert toc.count(seen) <= 100, shape
         note_of(seen)
+
+
+def run_screenshot(toolset_of, result):
+    """Runs an agent whose model calls `screenshot` once, then answers; gives the content of the
+    tool return the model was sent."""
+    seen = []
+
+    def model(messages, info: AgentInfo) -> ModelResponse:
+        returns = [p for m in messages for p in m.parts if isinstance(p, ToolReturnPart)]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart("screenshot", {})])
+        seen.extend(part.content for part in returns)
+        return ModelResponse(parts=[TextPart("The pages are open.")])
+
+    def screenshot():
+        """Takes a screenshot of each open page."""
+        return result
+
+    agent = Agent(FunctionModel(model), toolsets=[toolset_of(FunctionToolset([screenshot]))])
+    assert agent.run_sync("open the pages").output == "The pages are open."
+    [content] = seen
+    return content
+
+
+def test_binary_images_are_priced_with_the_text_and_the_last_give_way(screenshots):
+    from pydantic_ai.messages import BinaryContent
+
+    from conftest import anthropic_tokens, media_note_of, png_size
+
+    images = [BinaryContent(shot, media_type="image/png") for shot in screenshots]
+    content = run_screenshot(lambda tools: CappedToolset(tools, toc.Limits()), ["ten pages:", *images])
+    assert content[0] == "ten pages:"
+    kept = content[1:-1]
+    assert 0 < len(kept) < len(images)
+    assert all(isinstance(image, BinaryContent) and image.media_type == "image/png" for image in kept)
+    priced = sum(anthropic_tokens(*png_size(image.data)) for image in kept)
+    assert toc.count("ten pages:") + priced + toc.count(content[-1]) <= 5000
+    note = media_note_of(content[-1])
+    assert int(note.group(3)) == len(images)
+    # Without the toolset, every image reaches the model.
+    whole = run_screenshot(lambda tools: tools, ["ten pages:", *images])
+    assert [image.data for image in whole[1:]] == list(screenshots)
+
+
+def test_one_binary_image_within_the_limit_is_unchanged(screenshots):
+    from pydantic_ai.messages import BinaryContent
+
+    image = BinaryContent(screenshots[0], media_type="image/png")
+    content = run_screenshot(lambda tools: CappedToolset(tools, toc.Limits()), image)
+    assert content == image

@@ -15,6 +15,7 @@ The adapters are in ``tool_output_cap.langchain``, ``tool_output_cap.pydantic_ai
 
 from ._native import (
     Capped,
+    CappedBlocks,
     CappedJson,
     CappedRequest,
     Limits,
@@ -30,6 +31,7 @@ from ._native import (
 
 __all__ = [
     "Capped",
+    "CappedBlocks",
     "CappedJson",
     "CappedRequest",
     "Limits",

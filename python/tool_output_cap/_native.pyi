@@ -4,6 +4,7 @@ from typing import Any, Literal, Mapping, Optional, Sequence, Union, final
 Keep = Literal["head", "tail", "head_tail"]
 Encoding = Literal["o200k_base", "cl100k_base"]
 Api = Literal["anthropic", "openai-chat", "openai-responses", "gemini"]
+ImageTokens = Literal["anthropic", "openai", "gemini"]
 
 
 def count(text: str, encoding: Encoding = "o200k_base") -> int:
@@ -68,6 +69,7 @@ class Limits:
         max_tokens_per_turn: Optional[int] = None,
         max_tokens_per_request: Optional[int] = None,
         rate_limit_share: Optional[float] = None,
+        image_tokens: ImageTokens = "anthropic",
     ) -> None:
         """The keys of the manifest's `[worker.tool_output]` section, checked as the crate checks
         the manifest's; a `ManifestError` names the argument."""
@@ -80,6 +82,12 @@ class Limits:
         self, tool_name: str, texts: Sequence[str], error: bool = False
     ) -> tuple[list[Optional[str]], Optional[Truncation]]:
         """The parts of one output capped as one text joined by newlines; None for a part cut out."""
+    def cap_blocks(
+        self, tool_name: str, blocks: Sequence[Any], error: bool = False
+    ) -> Optional[CappedBlocks]:
+        """One result's content blocks (dicts: MCP's, or a framework's own shapes) capped
+        together: their text as one text, their images priced by image_tokens, scaled down or
+        the last giving way; None when they fit."""
     def cap_json(self, tool_name: str, json: str, error: bool = False) -> CappedJson:
         """The JSON text of a structured result capped to compact JSON of the same shape: its
         longest string or its lists cut, the note ending a string. When no such cut fits, its

@@ -15,6 +15,7 @@ from langchain.agents.middleware import AgentMiddleware, ModelRequest, ToolCallR
 from langchain_core.messages import ToolMessage
 from langgraph.types import Command
 
+from ._blocks import cap_parts
 from ._names import warn_of_unmatched_tools
 from ._native import Limits
 
@@ -24,11 +25,14 @@ __all__ = ["ToolOutputCapMiddleware"]
 class ToolOutputCapMiddleware(AgentMiddleware):
     """Caps each `ToolMessage`'s content to the limit of the tool's name in `limits`.
 
-    A string content is capped as it is. A list of content blocks has its text (its strings and
-    its `{"type": "text"}` blocks) capped as one text joined by newlines, as the MCP proxy caps a
-    result's text blocks: blocks wholly past the cut are removed, and other blocks stay. An
-    error result (`status="error"`) keeps its tail. A `Command` has the `ToolMessage`s of its
-    `update` capped.
+    A string content is capped as it is. A list of content blocks is capped as the MCP proxy
+    caps a result's blocks (`Limits.cap_blocks`): its text (its strings, and the text of its
+    `text` and `text-plain` blocks) as one text joined by newlines, blocks wholly past the cut
+    removed; its images (`image` blocks with `base64`, `data` or a `url`, and `image_url` blocks)
+    priced by the limits' `image_tokens`, and with its files and audio within the same limit:
+    images scaled down in place, or the last giving way, with a block that says so. An error
+    result (`status="error"`) keeps its tail. A `Command` has the `ToolMessage`s of its `update`
+    capped.
 
     Warns once, when the model is first called, for each `per_tool` name of `limits` that is
     none of the agent's tools' names.
@@ -95,17 +99,10 @@ class ToolOutputCapMiddleware(AgentMiddleware):
             if capped.truncation is None:
                 return message
             return message.model_copy(update={"content": capped.text})
-        at = [i for i, block in enumerate(content) if _text_of(block) is not None]
-        kept, truncation = self.limits.cap_texts(tool, [_text_of(content[i]) for i in at], error)
-        if truncation is None:
+        capped = cap_parts(self.limits, tool, content, _block_of, _part_of, error)
+        if capped is None:
             return message
-        blocks = list(content)
-        for i, text in zip(at, kept):
-            block = content[i]
-            blocks[i] = text if isinstance(block, str) or text is None else {**block, "text": text}
-        removed = {i for i, text in zip(at, kept) if text is None}
-        blocks = [block for i, block in enumerate(blocks) if i not in removed]
-        return message.model_copy(update={"content": blocks})
+        return message.model_copy(update={"content": capped[0]})
 
 
 def _name_of(tool: Any) -> str:
@@ -116,9 +113,11 @@ def _name_of(tool: Any) -> str:
     return getattr(tool, "name", "")
 
 
-def _text_of(block: Any) -> Optional[str]:
-    if isinstance(block, str):
-        return block
-    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
-        return block["text"]
-    return None
+def _block_of(part: Any) -> Any:
+    """A part of a `ToolMessage`'s content as a block: a string as a `text` block."""
+    return {"type": "text", "text": part} if isinstance(part, str) else part
+
+
+def _part_of(part: Any, block: Any) -> Any:
+    """A block that came back as the part it came from: a string for a string."""
+    return block["text"] if isinstance(part, str) else block

@@ -21,8 +21,9 @@ from typing import Any, Iterable, Optional
 import pydantic
 from agents import FunctionTool
 from agents.items import ItemHelpers
-from agents.tool import ToolOutputText
+from agents.tool import ToolOutputText, ValidToolOutputPydanticModelsTypeAdapter
 
+from ._blocks import cap_parts
 from ._names import warn_of_unmatched_tools
 from ._native import Limits
 
@@ -40,8 +41,16 @@ def cap_tools(tools: Iterable[Any], limits: Limits) -> list[Any]:
     `output_json_schema` gets that value back, which the SDK checks against the schema and sends
     as JSON (left whole, with a warning, when no cut of its shape fits: the schema demands it);
     any other tool gets the capped JSON text, in place of the `str` of the value that the SDK
-    would send (that JSON capped as text when no cut of its shape fits). A value that is not JSON is capped as its `str`. Images and files are left
-    as they are, and tools that are not `FunctionTool`s are returned as they are.
+    would send (that JSON capped as text when no cut of its shape fits). A value that is not
+    JSON is capped as its `str`.
+
+    An output of images and files (`ToolOutputImage`, `ToolOutputFileContent`, their dicts, or a
+    list of them with `ToolOutputText`) is capped as content blocks (`Limits.cap_blocks`): its
+    text and its files within the one limit, images priced by the limits' `image_tokens` (set it
+    to `"openai"` for OpenAI's models; an image by `file_id` or URL at the most its rule
+    charges), files by the crate's estimate. Images are scaled down, or the last give way, and
+    the output becomes a list that ends with a `ToolOutputText` note. Tools that are not
+    `FunctionTool`s are returned as they are.
 
     Warns once for each `per_tool` name of `limits` that is none of the tools' names.
     """
@@ -72,7 +81,9 @@ def _cap(limits: Limits, name: str, output: Any, structured: bool) -> Any:
     if isinstance(output, ToolOutputText):
         return output.model_copy(update={"text": limits.cap(name, output.text).text})
     if ItemHelpers._convert_tool_output_as_structured(output) is not None:
-        return output
+        parts = list(output) if isinstance(output, (list, tuple)) else [output]
+        capped = cap_parts(limits, name, parts, _block_of, _part_of)
+        return output if capped is None else capped[0]
     if structured:
         return _cap_schema_value(limits, name, output)
     # What the SDK sends: the `str` of the value; over the limit, its JSON is capped instead.
@@ -81,6 +92,20 @@ def _cap(limits: Limits, name: str, output: Any, structured: bool) -> Any:
         return output
     text = _json_of(output)
     return sent.text if text is None else limits.cap_json(name, text).text
+
+
+def _block_of(part: Any) -> Any:
+    """A part of an output of images and files as the block the SDK reads it as."""
+    model = ItemHelpers._maybe_get_output_as_structured_function_output(part)
+    return model.model_dump(exclude_none=True)
+
+
+def _part_of(part: Any, block: Any) -> Any:
+    """A block that came back as a part: a dict for a dict, else the SDK's model of it (the
+    note a `ToolOutputText`)."""
+    if isinstance(part, dict):
+        return block
+    return ValidToolOutputPydanticModelsTypeAdapter.validate_python(block)
 
 
 def _cap_schema_value(limits: Limits, name: str, output: Any) -> Any:
