@@ -8,6 +8,7 @@
 
 const { Limits } = require("./index.js");
 const { warnOfUnmatchedTools } = require("./names.js");
+const { base64Of, capParts } = require("./parts.js");
 
 /** `tools` (the object `generateText` and `streamText` take), each tool's output capped to its limit. */
 function capTools(tools, limits = new Limits()) {
@@ -71,22 +72,46 @@ function capModelOutput(limits, name, output) {
       return { ...output, value: JSON.parse(capped.text) };
     }
     case "content": {
-      // Its text parts capped together, as the MCP proxy caps a result's text blocks; the
-      // parts wholly past the cut go, images and files stay.
-      const texts = output.value.filter((part) => part.type === "text");
-      const capped = limits.capTexts(name, texts.map((part) => part.text));
-      if (!capped) return output;
-      const kept = new Map(texts.map((part, i) => [part, capped.texts[i]]));
-      const value = output.value.flatMap((part) => {
-        if (!kept.has(part)) return [part];
-        const text = kept.get(part);
-        return text === null ? [] : [{ ...part, text }];
-      });
-      return { ...output, value };
+      // Its parts capped together, as the MCP proxy caps a result's blocks: its text as one
+      // text, its images and files within the same limit.
+      const capped = capParts(limits, name, output.value, blockOf, partOf);
+      return capped ? { ...output, value: capped.parts } : output;
     }
     default:
       return output;
   }
+}
+
+/**
+ * A part of a `content` output as a block the crate prices: a `file` part with its bytes as
+ * the `image-data` or `file-data` part it amounts to, a URL or a file id as an image or file
+ * whose bytes are not there.
+ */
+function blockOf(part) {
+  switch (part?.type) {
+    case "file": {
+      const data = part.data?.type === "data" ? base64Of(part.data.data) : undefined;
+      const image = String(part.mediaType ?? "").startsWith("image/");
+      if (data === undefined) return { type: image ? "image" : "file" };
+      return { type: image ? "image-data" : "file-data", data, mediaType: part.mediaType };
+    }
+    case "image-url":
+    case "image-file-id":
+    case "image-file-reference":
+      return { type: "image", url: part.url ?? "" };
+    case "file-url":
+    case "file-id":
+    case "file-reference":
+      return { type: "file", url: part.url ?? "" };
+    default:
+      return part;
+  }
+}
+
+/** A block that came back as a part: a `file` part with its bytes scaled down; any other as it came back. */
+function partOf(part, block) {
+  if (part?.type === "file") return { ...part, data: { type: "data", data: block.data } };
+  return block;
 }
 
 module.exports = { capTools };

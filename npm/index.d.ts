@@ -58,6 +58,8 @@ export interface LimitsOptions {
   maxTokensPerRequest?: number;
   /** Their share of the provider's per-minute input-token limit, once a `RateLimit` learned it. */
   rateLimitShare?: number;
+  /** How images are priced: Anthropic's rule (the default), OpenAI's tile models', or Gemini's. */
+  imageTokens?: "anthropic" | "openai" | "gemini";
 }
 
 /** `capRequest`'s options. */
@@ -142,6 +144,14 @@ export declare class Limits {
    * newlines: each part's kept text, null for a part wholly cut out; null when within the limit.
    */
   capTexts(toolName: string, texts: string[], options?: ToolCapOptions): { texts: (string | null)[]; truncation: Truncation } | null;
+  /**
+   * One result's content blocks (MCP's, or a framework's own shapes: the AI SDK's `image-data`,
+   * LangChain's `image`) capped together: their text as one text, their images priced by
+   * `imageTokens`, scaled down in place or the last giving way, PDFs and audio by the crate's
+   * estimate. Each block comes with, in `sources`, the place of the block it came from (null for
+   * the note that media gave way); null when they fit.
+   */
+  capBlocks(toolName: string, blocks: object[], options?: ToolCapOptions): { blocks: object[]; sources: (number | null)[]; truncation: Truncation } | null;
   /**
    * A model API request (its JSON text, or the object) with each tool result cut to the limit
    * of the tool whose call it answers, as the gateway cuts it; the cuts are kept between calls.

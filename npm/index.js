@@ -102,6 +102,19 @@ class Limits {
     return this.#native.capTexts(toolName, expectStrings("texts", texts), expectOptions("options", options));
   }
 
+  /**
+   * One result's content blocks (MCP's, or a framework's own shapes) capped together: their
+   * text as one text, their images priced by `imageTokens`, scaled down or the last giving way.
+   * `{ blocks, sources, truncation }`, each block with in `sources` the place of the block it
+   * came from (null for the note that media gave way); null when they fit.
+   */
+  capBlocks(toolName, blocks, options) {
+    expect("toolName", toolName, "string");
+    if (!Array.isArray(blocks)) throw new TypeError(`blocks must be an array, found ${kind(blocks)}`);
+    const capped = this.#native.capBlocks(toolName, JSON.stringify(blocks), expectOptions("options", options));
+    return capped && { ...capped, blocks: capped.blocks.map((block) => JSON.parse(block)) };
+  }
+
   /** A model API request's tool results capped, as the gateway caps them. */
   capRequest(api, body, options) {
     return this.#native.capRequest(expect("api", api, "string"), requestBody(body), rateLimitOf(options));

@@ -6,17 +6,25 @@ const { createMiddleware, MiddlewareError, ToolInvocationError } = require("lang
 const { ToolMessage } = require("@langchain/core/messages");
 const { Limits } = require("./index.js");
 const { warnOfUnmatchedTools } = require("./names.js");
+const { capParts } = require("./parts.js");
 
 /**
  * `createMiddleware` with `wrapToolCall`: each `ToolMessage` (a `Command`'s too) capped with the
- * limit of `request.toolCall.name`. A string content is capped; a list of blocks has its text
- * (strings and `{ type: "text" }` blocks) capped as one text joined by newlines, blocks wholly
- * past the cut removed and other blocks kept. A `status: "error"` message keeps its tail.
+ * limit of `request.toolCall.name`. A string content is capped; a list of blocks is capped as
+ * the MCP proxy caps a result's blocks (`Limits.capBlocks`): its text (strings and `text`
+ * blocks) as one text joined by newlines, blocks wholly past the cut removed; its images
+ * (`image` blocks with `data` or a `url`, `image_url` blocks) priced by the limits'
+ * `imageTokens`, with its files and audio within the same limit: scaled down in place, or the
+ * last giving way, with a block that says so. A `status: "error"` message keeps its tail.
  *
- * An error the tool throws becomes the error `ToolMessage` that `createAgent` writes for it
- * without middleware (LangChain treats an error out of a middleware as fatal), capped, keeping
- * its tail: the model reads it and the run goes on. Interrupts, an aborted run and errors of
- * other middleware are thrown on, as they would be without this one.
+ * An error the tool throws is thrown on with its message capped, keeping its tail, and marked as
+ * LangChain's recoverable tool error (the brand `ToolInvocationError.isInstance` reads; its
+ * class and fields stay). So an error middleware outside this one (`toolErrorMiddleware`) gets
+ * it to write its own way, its message within the limit; and without one, `createAgent` hands
+ * that message to the model, as it hands a tool's error without middleware, and the run goes
+ * on. A thrown value that is no `Error` becomes the error `ToolMessage` `createAgent` would
+ * write, capped. Interrupts, an aborted run and errors of other middleware are thrown on as
+ * they are.
  */
 function toolOutputCapMiddleware(limits = new Limits()) {
   let checked = false;
@@ -35,9 +43,9 @@ function toolOutputCapMiddleware(limits = new Limits()) {
       try {
         result = await handler(request);
       } catch (error) {
-        const content = toolErrorContent(error, request);
-        if (content === undefined) throw error;
-        result = new ToolMessage({ content, tool_call_id: request.toolCall.id, name, status: "error" });
+        const tools = toolErrorOf(error, request);
+        if (tools === undefined || (tools instanceof Error && capError(limits, name, tools))) throw error;
+        result = new ToolMessage({ content: `${error}\n Please fix your mistakes.`, tool_call_id: request.toolCall.id, name, status: "error" });
       }
       return capResult(limits, name, result);
     },
@@ -45,18 +53,32 @@ function toolOutputCapMiddleware(limits = new Limits()) {
 }
 
 /**
- * What `createAgent`'s default error handling writes for `error`, a tool's: `undefined` for an
- * error it throws on (an interrupt, an aborted run, another middleware's error).
+ * The error the tool threw, when `error` is one (it is, or wraps, a `ToolInvocationError`);
+ * `undefined` for an error thrown on as it is: an interrupt, an aborted run, another
+ * middleware's error.
  */
-function toolErrorContent(error, request) {
+function toolErrorOf(error, request) {
   // LangGraph's interrupts and commands to a parent graph (`isGraphBubbleUp`).
   if (error?.is_bubble_up === true) return undefined;
   if (request.runtime?.signal?.aborted) return undefined;
   let root = error;
   while (MiddlewareError.isInstance(root)) root = root.cause;
-  if (ToolInvocationError.isInstance(root)) return root.message;
-  if (root !== error) return undefined;
-  return `${error}\n Please fix your mistakes.`;
+  if (root !== error && !ToolInvocationError.isInstance(root)) return undefined;
+  return root;
+}
+
+/**
+ * `error`'s message capped to the limit of `name`, keeping its tail, and `error` marked as
+ * LangChain's recoverable tool error; false when its message cannot be written.
+ */
+function capError(limits, name, error) {
+  try {
+    error.message = limits.cap(name, String(error.message), { error: true }).text;
+    error["~brand"] ??= "ToolInvocationError";
+    return ToolInvocationError.isInstance(error);
+  } catch {
+    return false;
+  }
 }
 
 function capResult(limits, name, result) {
@@ -77,19 +99,15 @@ function capMessage(limits, name, message) {
     return capped.truncation ? withContent(message, capped.text) : message;
   }
   if (!Array.isArray(content)) return message;
-  const text = (block) => (typeof block === "string" ? block : block?.type === "text" ? block.text : null);
-  const texts = content.filter((block) => text(block) !== null);
-  const capped = limits.capTexts(name, texts.map(text), options);
-  if (!capped) return message;
-  const kept = new Map(texts.map((block, i) => [block, capped.texts[i]]));
-  const blocks = content.flatMap((block) => {
-    if (!kept.has(block)) return [block];
-    const value = kept.get(block);
-    if (value === null) return [];
-    return [typeof block === "string" ? value : { ...block, text: value }];
-  });
-  return withContent(message, blocks);
+  const capped = capParts(limits, name, content, blockOf, partOf, options);
+  return capped ? withContent(message, capped.parts) : message;
 }
+
+/** A part of a `ToolMessage`'s content as a block: a string as a `text` block. */
+const blockOf = (part) => (typeof part === "string" ? { type: "text", text: part } : part);
+
+/** A block that came back as the part it came from: a string for a string. */
+const partOf = (part, block) => (typeof part === "string" ? block.text : block);
 
 function withContent(message, content) {
   const { tool_call_id, name, id, status, artifact, additional_kwargs, response_metadata } = message;

@@ -30,6 +30,16 @@ pub struct CappedTexts {
     pub truncation: Truncation,
 }
 
+/// One result's content blocks capped: the JSON of each block that goes to the model, and for
+/// each the place in the list given of the block it came from (`null` for the note that media
+/// gave way).
+#[napi(object)]
+pub struct CappedBlocks {
+    pub blocks: Vec<String>,
+    pub sources: Vec<Either<u32, Null>>,
+    pub truncation: Truncation,
+}
+
 /// The limit of every tool, of each tool by name, and the tokenizer they count with. The
 /// package's `Limits` wraps it, and gives its errors as `ManifestError`.
 #[napi(js_name = "NativeLimits")]
@@ -109,6 +119,32 @@ impl Limits {
             }),
             None => Either::B(Null),
         }
+    }
+
+    /// `blocks`, the JSON list of one result's content blocks (MCP's, or a framework's own
+    /// shapes), capped by the crate's `ToolOutputLimits::cap_blocks`: their text as one text,
+    /// their images priced by `imageTokens` and scaled down or given way to fit; `null` when
+    /// they fit. Blocks that are not a JSON list are an error.
+    #[napi]
+    pub fn cap_blocks(
+        &self,
+        tool_name: String,
+        blocks: String,
+        options: Option<ToolCapOptions>,
+    ) -> Result<Either<CappedBlocks, Null>> {
+        let capped = self.0.cap_blocks(&tool_name, &blocks, outcome(options));
+        let Some(capped) = capped.map_err(invalid)? else {
+            return Ok(Either::B(Null));
+        };
+        let sources = capped.blocks.iter().map(|block| match block.from {
+            Some(from) => Either::A(u32::try_from(from).unwrap_or(u32::MAX)),
+            None => Either::B(Null),
+        });
+        Ok(Either::A(CappedBlocks {
+            sources: sources.collect(),
+            blocks: capped.blocks.into_iter().map(|block| block.json).collect(),
+            truncation: Truncation::from(capped.truncation),
+        }))
     }
 
     /// `json`, the JSON text of a structured result of `toolName`, capped to the tool's limit by

@@ -14,7 +14,7 @@ import { generateText, jsonSchema, stepCountIs, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import { count, Limits } from "tool-output-cap";
 import { capTools } from "tool-output-cap/ai-sdk";
-import { NO_FIT } from "./shapes.mjs";
+import { anthropicTokens, mediaNote, NO_FIT, pngSize, screenshots } from "./shapes.mjs";
 
 const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
 const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
@@ -123,4 +123,24 @@ test("an MCP server's tools through @ai-sdk/mcp", async () => {
   } finally {
     await client.close();
   }
+});
+
+test("screenshots are priced with the text, and the last give way", async (t) => {
+  const shots = screenshots();
+  if (!shots) return t.skip("no screenshots");
+  // As a browser tool gives them: image-data parts, and one as a file part of bytes.
+  const parts = [{ type: "text", text: "ten pages:" }, { type: "file", data: { type: "data", data: new Uint8Array(shots[0]) }, mediaType: "image/png" }];
+  parts.push(...shots.slice(1).map((shot) => ({ type: "image-data", data: shot.toString("base64"), mediaType: "image/png" })));
+  const shoot = tool({ inputSchema: schema, execute: async () => "ten pages", toModelOutput: () => ({ type: "content", value: parts }) });
+  const content = await run(capTools({ shoot }), "shoot");
+  assert.equal(content.type, "content");
+  const [text, ...rest] = content.value;
+  assert.equal(text.text, "ten pages:");
+  const note = rest.pop();
+  const kept = rest.map((part) => Buffer.from(part.type === "file" ? part.data.data : part.data, "base64"));
+  assert.ok(kept.length > 0 && kept.length < 10, `${kept.length} kept`);
+  const priced = kept.reduce((sum, bytes) => sum + anthropicTokens(pngSize(bytes)), 0);
+  assert.ok(count("ten pages:") + priced + count(note.text) <= 5000, `${priced} tokens of images`);
+  const before = shots.reduce((sum, bytes) => sum + anthropicTokens(pngSize(bytes)), 0);
+  assert.deepEqual(mediaNote(note.text), [before - priced, 10 - kept.length, 10]);
 });

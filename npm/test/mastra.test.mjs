@@ -12,7 +12,7 @@ import { createTool } from "@mastra/core/tools";
 import { z } from "zod";
 import { count, Limits } from "tool-output-cap";
 import { ToolOutputCapProcessor } from "tool-output-cap/mastra";
-import { NO_FIT } from "./shapes.mjs";
+import { anthropicTokens, mediaNote, NO_FIT, pngSize, screenshots } from "./shapes.mjs";
 
 const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
 const listing = execSync("find /usr -type f | head -c 125000", { maxBuffer: 1 << 26 }).toString();
@@ -59,4 +59,24 @@ test("a structure no cut fits reaches the model as text within its limit", async
     assert.ok(count(text) <= 100, `${shape}: ${output.type}, ${count(text)} tokens`);
     assert.match(text, NOTE, shape);
   }
+});
+
+test("an MCP tool's screenshots are priced with its text, and the last give way", async (t) => {
+  const shots = screenshots();
+  if (!shots) return t.skip("no screenshots");
+  // As Mastra's MCP client gives a server's result: its content blocks.
+  const images = shots.map((shot) => ({ type: "image", data: shot.toString("base64"), mimeType: "image/png" }));
+  const result = { content: [{ type: "text", text: "ten pages:" }, ...images] };
+  const shoot = createTool({ id: "shoot", description: "screenshots", inputSchema: z.object({}), execute: async () => result });
+  const output = await run(shoot, [new ToolOutputCapProcessor()]);
+  // Mastra hands the model an MCP result as content parts: its images as image-data.
+  assert.equal(output.type, "content", JSON.stringify(output).slice(0, 200));
+  const content = output.value;
+  const note = content.at(-1);
+  const kept = content.slice(1, -1);
+  assert.ok(kept.length > 0 && kept.length < 10, `${kept.length} kept`);
+  assert.ok(kept.every((part) => part.type === "image-data"));
+  const priced = kept.reduce((sum, image) => sum + anthropicTokens(pngSize(Buffer.from(image.data, "base64"))), 0);
+  assert.ok(count("ten pages:") + priced + count(note.text) <= 5000, `${priced} tokens of images`);
+  assert.equal(mediaNote(note.text)[2], 10);
 });

@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { Agent, run, setTracingDisabled, tool, Usage } from "@openai/agents";
 import { count, Limits } from "tool-output-cap";
 import { capTools } from "tool-output-cap/openai-agents";
-import { NO_FIT } from "./shapes.mjs";
+import { mediaNote, NO_FIT, pngSize, screenshots } from "./shapes.mjs";
 
 setTracingDisabled(true);
 const NOTE = /truncated: \d+ tokens dropped, refine your query(: .*)?$/;
@@ -71,4 +71,35 @@ test("a structure no cut fits reaches the model as text within its limit", async
     assert.ok(count(text) <= 100, `${shape}: ${count(text)} tokens`);
     assert.match(text, NOTE, shape);
   }
+});
+
+/**
+ * OpenAI's published price of an image for its tile models: within 2048 x 2048, then the short
+ * side down to 768; 85, and 170 for each 512-px tile (platform.openai.com, "Images and vision").
+ */
+function openaiTileTokens([width, height]) {
+  let scale = Math.min(1, 2048 / Math.max(width, height));
+  let [w, h] = [Math.floor(width * scale), Math.floor(height * scale)];
+  scale = Math.min(1, 768 / Math.min(w, h));
+  [w, h] = [Math.floor(w * scale), Math.floor(h * scale)];
+  return 85 + 170 * Math.ceil(w / 512) * Math.ceil(h / 512);
+}
+
+test("screenshots are priced with the text, and the last give way", async (t) => {
+  const shots = screenshots();
+  if (!shots) return t.skip("no screenshots");
+  const images = shots.map((shot) => ({ type: "image", image: { data: new Uint8Array(shot), mediaType: "image/png" }, detail: "high" }));
+  const shoot = tool({ name: "shoot", description: "screenshots", parameters, strict: true, execute: async () => [{ type: "text", text: "ten pages:" }, ...images] });
+  const output = await runWith(capTools([shoot], new Limits({ imageTokens: "openai" })), "shoot");
+  assert.ok(Array.isArray(output), JSON.stringify(output).slice(0, 200));
+  const [text, ...rest] = output;
+  assert.equal(text.text, "ten pages:");
+  const note = rest.pop();
+  assert.ok(rest.length > 0 && rest.length < 10, `${rest.length} kept`);
+  const priced = rest.reduce((sum, image) => {
+    const url = typeof image.image === "string" ? image.image : image.image.url ?? image.image;
+    return sum + openaiTileTokens(pngSize(Buffer.from(String(url).split(",")[1], "base64")));
+  }, 0);
+  assert.ok(count("ten pages:") + priced + count(note.text) <= 5000, `${priced} tokens of images`);
+  assert.equal(mediaNote(note.text)[2], 10);
 });
