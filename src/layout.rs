@@ -48,6 +48,7 @@ pub(crate) fn media_note(
         .map(|(kind, gone, of)| format!("{gone} of {of} {kind}"))
         .collect();
     let scaled = scaled.map(|(images, edge)| match gone.is_empty() {
+        true if images == 1 => format!("1 image scaled to {edge} px"),
         true => format!("{images} images scaled to {edge} px"),
         false => format!("; {images} scaled to {edge} px"),
     });
@@ -188,4 +189,32 @@ pub(crate) fn lay_out(head: &str, marker: bool, tail: &str, ending: &str) -> Str
         capped.push_str(ending);
     }
     capped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::media_note;
+    use crate::media::MediaKind;
+
+    #[test]
+    fn the_media_note_says_what_gave_way_and_what_was_scaled() {
+        let gone = [(MediaKind::Image, 3, 10)];
+        assert_eq!(
+            media_note(6120, &gone, Some((7, 1024)), None),
+            "truncated: 6120 tokens dropped (3 of 10 images; 7 scaled to 1024 px), refine your query"
+        );
+        assert_eq!(
+            media_note(766, &[], Some((1, 1024)), Some("ask for one page")),
+            "truncated: 766 tokens dropped (1 image scaled to 1024 px), refine your query: ask for one page"
+        );
+        assert_eq!(
+            media_note(1532, &[], Some((2, 1280)), None),
+            "truncated: 1532 tokens dropped (2 images scaled to 1280 px), refine your query"
+        );
+        let gone = [(MediaKind::Pdf, 1, 1), (MediaKind::Audio, 2, 3)];
+        assert_eq!(
+            media_note(9000, &gone, None, None),
+            "truncated: 9000 tokens dropped (1 of 1 PDFs, 2 of 3 audio blocks), refine your query"
+        );
+    }
 }

@@ -453,3 +453,34 @@ fn a_frameworks_screenshots_are_priced_and_scaled_in_their_own_shape() {
         }
     }
 }
+
+#[test]
+fn one_screenshot_over_the_limit_is_scaled_down_to_fit() {
+    let shots = screenshots("one_screenshot_over_the_limit_is_scaled_down_to_fit");
+    let Some((_, bytes)) = shots.iter().find(|(_, bytes)| {
+        let size = imagesize::blob_size(bytes).unwrap();
+        anthropic_price(bytes) > 1000 && size.width.max(size.height) >= 1280
+    }) else {
+        return;
+    };
+    let result = json!({"content": [{"type": "image", "data": base64(bytes), "mimeType": "image/png"}]});
+    let limits = ToolOutputLimits::new(1000).unwrap();
+    let capped = limits
+        .cap_call_tool_result("browser_take_screenshot", &result.to_string())
+        .expect("over 1000 tokens");
+    let capped: Value = serde_json::from_str(&capped.json).unwrap();
+    let after = priced(&capped["content"]);
+    assert!(after <= 1000, "{after} tokens reached the model");
+    let data = capped["content"][0]["data"].as_str().unwrap();
+    let scaled = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    let size = imagesize::blob_size(&scaled).unwrap();
+    assert_eq!(size.width.max(size.height), 1024);
+    let note = capped["content"][1]["text"].as_str().unwrap();
+    let dropped = anthropic_price(bytes) - anthropic_price(&scaled);
+    assert_eq!(
+        note,
+        format!("truncated: {dropped} tokens dropped (1 image scaled to 1024 px), refine your query")
+    );
+}

@@ -4,7 +4,7 @@
 //! - The room is the limit less what a little text and the note take (twice the least limit).
 //! - The media stay as they came when all of them fit. Else the images are tried scaled down
 //!   to long edges of 1568, 1280 and 1024 px ([`scale`](crate::scale)), and the largest at which
-//!   every block stays is taken; when none is, the floor, 1024 px. An image already within a
+//!   every block fits is taken; when none is, the floor, 1024 px. An image already within a
 //!   size stays as it came.
 //! - At a size, the first image always stays; the others stay, in order, while they fit, and
 //!   from the first that does not, the rest give way. Any other block (a PDF, audio, a blob)
@@ -171,8 +171,8 @@ impl Scaled {
     }
 }
 
-/// The long edge the images of `priced` are scaled to, to fit in `room`: none when all stay as
-/// they came, else the largest of [`STEPS`] at which all stay, else the floor.
+/// The long edge the images of `priced` are scaled to, to fit in `room`: none when all fit as
+/// they came, else the largest of [`STEPS`] at which all fit, else the floor.
 fn largest_edge(
     priced: &[(usize, Priced<'_>)],
     rule: ImageTokens,
@@ -180,12 +180,17 @@ fn largest_edge(
     scalable: &[bool],
 ) -> Option<usize> {
     let mut sizes = std::iter::once(None).chain(STEPS.map(Some));
-    let all_stay = |edge| {
+    // Every block stays, and within the room: the first image stays even when it does not fit.
+    let all_fit = |edge| {
         let fates = fates(priced, rule, edge, room, scalable);
-        fates.iter().all(|fate| *fate != Fate::Gone)
+        let kept = fates.iter().try_fold(0, |kept, fate| match fate {
+            Fate::Stays(tokens) => Some(kept + tokens),
+            Fate::Gone => None,
+        });
+        kept.is_some_and(|kept| kept <= room)
     };
     sizes
-        .find(|&edge| all_stay(edge))
+        .find(|&edge| all_fit(edge))
         .unwrap_or(Some(FLOOR_LONG_EDGE))
 }
 
