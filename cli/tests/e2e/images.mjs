@@ -162,10 +162,15 @@ await check("Claude Code reads screenshots through the gateway", async () => {
   }
 });
 
+// The servers' folder: Playwright MCP writes each screenshot there too.
+const scratch = mkdtempSync(path.join(tmpdir(), "tool-output-cap-images-"));
+process.on("exit", () => rmSync(scratch, { recursive: true, force: true }));
+
 /** A client of `command` through `tool-output-cap mcp --max-tokens LIMIT`. */
 async function proxied(command, args) {
   const client = new Client({ name: "tool-output-cap-e2e", version: "1.0.0" });
-  const transport = new StdioClientTransport({ command: binary, args: ["mcp", "--max-tokens", String(LIMIT), "--", command, ...args], stderr: "ignore" });
+  const line = ["mcp", "--max-tokens", String(LIMIT), "--", command, ...args];
+  const transport = new StdioClientTransport({ command: binary, args: line, cwd: scratch, stderr: "ignore" });
   await client.connect(transport);
   return client;
 }
