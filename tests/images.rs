@@ -463,7 +463,8 @@ fn one_screenshot_over_the_limit_is_scaled_down_to_fit() {
     }) else {
         return;
     };
-    let result = json!({"content": [{"type": "image", "data": base64(bytes), "mimeType": "image/png"}]});
+    let result =
+        json!({"content": [{"type": "image", "data": base64(bytes), "mimeType": "image/png"}]});
     let limits = ToolOutputLimits::new(1000).unwrap();
     let capped = limits
         .cap_call_tool_result("browser_take_screenshot", &result.to_string())
@@ -481,6 +482,8 @@ fn one_screenshot_over_the_limit_is_scaled_down_to_fit() {
     let dropped = anthropic_price(bytes) - anthropic_price(&scaled);
     assert_eq!(
         note,
-        format!("truncated: {dropped} tokens dropped (1 image scaled to 1024 px), refine your query")
+        format!(
+            "truncated: {dropped} tokens dropped (1 image scaled to 1024 px), refine your query"
+        )
     );
 }

@@ -6,9 +6,9 @@
 //!   to long edges of 1568, 1280 and 1024 px ([`scale`](crate::scale)), and the largest at which
 //!   every block fits is taken; when none is, the floor, 1024 px. An image already within a
 //!   size stays as it came.
-//! - At a size, the first image always stays; the others stay, in order, while they fit, and
-//!   from the first that does not, the rest give way. Any other block (a PDF, audio, a blob)
-//!   stays only if it fits.
+//! - At a size, the first image always stays, its room kept first; the others stay, in order,
+//!   while they fit, and from the first that does not, the rest give way. Any other block (a
+//!   PDF, audio, a blob) stays only if it fits, in order, around the first image.
 //! - An image whose bytes do not decode as its header says is priced as it came, and never
 //!   scaled.
 //! - The note says what was dropped, in the crate's form:
@@ -99,7 +99,9 @@ impl MediaFit {
             edits,
             tokens,
             kept_tokens,
-            note_tokens: note.as_deref().map_or(0, |note| tokenizer.count(note)),
+            // A newline more: read again, the result's text is its blocks' joined by newlines, the
+            // note's among them.
+            note_tokens: note.as_deref().map_or(0, |note| tokenizer.count(note) + 1),
             note,
         }
     }
@@ -231,7 +233,6 @@ fn fates(
     scalable: &[bool],
 ) -> Vec<Fate> {
     let first = first_image(priced);
-    let (mut kept, mut images_stopped) = (0, false);
     let price = |nth: usize, priced: &Priced<'_>| match (&priced.image, edge) {
         (Some(image), Some(edge)) if scalable[nth] => {
             let (width, height) = fitted_size(image.size, edge);
@@ -242,12 +243,18 @@ fn fates(
         }
         _ => priced.media.tokens,
     };
+    // The first image's room is kept first, wherever it is: the blocks before it fit around it.
+    let first_tokens = priced.get(first).map_or(0, |(_, p)| price(first, p));
+    let (mut kept, mut images_stopped) = (first_tokens, false);
     let fates = priced.iter().enumerate().map(|(nth, (_, priced))| {
+        if nth == first {
+            return Fate::Stays(first_tokens);
+        }
         let tokens = price(nth, priced);
         let fits = kept + tokens <= room;
         let stays = match priced.media.kind {
             MediaKind::Image => {
-                let stays = nth == first || (fits && !images_stopped);
+                let stays = fits && !images_stopped;
                 images_stopped |= !stays;
                 stays
             }
