@@ -18,10 +18,10 @@ import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSyn
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import zlib from "node:zlib";
 
 import { startFakeModel } from "./fake_model.mjs";
 import { bin, claudeEnv, runHost } from "./host_setup.mjs";
+import { anthropicTokens, imageSize, openPng } from "./pictures.mjs";
 
 const [parts, binary] = process.argv.slice(2, 4).map((arg) => path.resolve(arg));
 const require = createRequire(path.join(parts, "package.json"));
@@ -32,43 +32,6 @@ const CHROMIUM = "/usr/bin/chromium";
 // The note that media gave way or were scaled: `(3 of 10 images; 7 scaled to 1024 px)`, `(1 image scaled to 1024 px)`.
 const NOTE = /^truncated: \d+ tokens dropped \((?:\d+ of \d+ images)?(?:; )?(?:(\d+) (?:images? )?scaled to (\d+) px)?\), refine your query$/;
 const count = (text) => Number(execFileSync(binary, ["count"], { input: text }));
-
-/** A PNG's or a JPEG's width and height, from its header. */
-function imageSize(bytes) {
-  if (bytes.toString("latin1", 1, 4) === "PNG") return [bytes.readUInt32BE(16), bytes.readUInt32BE(20)];
-  for (let at = 2; at + 9 < bytes.length; at += 2 + bytes.readUInt16BE(at + 2)) {
-    const marker = bytes[at + 1];
-    if (marker >= 0xc0 && marker <= 0xc3) return [bytes.readUInt16BE(at + 7), bytes.readUInt16BE(at + 5)];
-  }
-  throw new Error("neither a PNG nor a JPEG");
-}
-
-/**
- * Opens a PNG: every chunk's CRC holds, and its pixel data inflates to the rows its header
- * says (a filter byte and the bytes of each row). Throws for a PNG that does not decode.
- */
-function openPng(bytes) {
-  const [width, height] = imageSize(bytes);
-  const [depth, color] = [bytes[24], bytes[25]];
-  const channels = { 0: 1, 2: 3, 3: 1, 4: 2, 6: 4 }[color];
-  const idat = [];
-  for (let at = 8; at < bytes.length; ) {
-    const length = bytes.readUInt32BE(at);
-    const chunk = bytes.subarray(at + 4, at + 8 + length);
-    assert.equal(zlib.crc32(chunk), bytes.readUInt32BE(at + 8 + length), "a PNG chunk's CRC");
-    if (chunk.toString("latin1", 0, 4) === "IDAT") idat.push(chunk.subarray(4));
-    at += 12 + length;
-  }
-  const pixels = zlib.inflateSync(Buffer.concat(idat));
-  assert.equal(pixels.length, height * (1 + Math.ceil((width * channels * depth) / 8)), "the PNG's rows");
-}
-
-/** Anthropic's price of an image (docs.claude.com, "Vision"): a long edge of at most 1568 px, area / 750, at most 1640. */
-function anthropicTokens([width, height]) {
-  const scale = Math.min(1, 1568 / Math.max(width, height));
-  const [w, h] = [Math.max(1, Math.floor(width * scale)), Math.max(1, Math.floor(height * scale))];
-  return Math.min(Math.ceil((w * h) / 750), 1640);
-}
 
 /** The screenshots of the Rust toolchain's docs of 1280 px wide or more: over the limit whole, within it at 1024 px. */
 function screenshots() {
