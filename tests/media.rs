@@ -304,3 +304,43 @@ fn a_frameworks_files_and_audio_are_priced_in_their_own_shape() {
         assert!(capped.truncation.kept_tokens <= 300, "{framework}");
     }
 }
+
+#[test]
+fn blocks_the_cap_cannot_price_are_said_by_type_and_sent_on_as_they_are() {
+    let video =
+        json!({"type": "video", "source": {"type": "url", "url": "https://example.com/a.mp4"}});
+    let anthropic = anthropic(json!([{"type": "text", "text": "the clip"}, video]));
+    let cap = cap(5000);
+    let capped = cap.cap(Api::AnthropicMessages, &anthropic).unwrap();
+    assert_eq!(capped.body, None, "within its limit: sent on as it came");
+    assert_eq!(capped.unpriced, [("video".to_owned(), 1)]);
+    let carried = cap.carried(Api::AnthropicMessages, &anthropic).unwrap();
+    assert_eq!(carried[0].unpriced, ["video"]);
+    // A Gemini file by its URI has no bytes to price.
+    let gemini = json!({"contents": [
+        {"role": "model", "parts": [{"functionCall": {"name": "clip", "args": {}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "clip", "response": {"output": "the clip"}, "parts": [
+            {"fileData": {"mimeType": "video/mp4", "fileUri": "gs://bucket/a.mp4"}},
+        ]}}]},
+    ]})
+    .to_string();
+    let capped = cap.cap(Api::Gemini, &gemini).unwrap();
+    assert_eq!(capped.unpriced, [("fileData".to_owned(), 1)]);
+    // Text, images and every media block the cap prices are none of them.
+    let known = anthropic_with_known_blocks();
+    assert_eq!(
+        cap.cap(Api::AnthropicMessages, &known).unwrap().unpriced,
+        []
+    );
+}
+
+/// An Anthropic request whose one result holds a text block, an image, a document and a search
+/// result.
+fn anthropic_with_known_blocks() -> String {
+    anthropic(json!([
+        {"type": "text", "text": "found"},
+        {"type": "image", "source": {"type": "url", "url": "https://example.com/a.png"}},
+        {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "a line"}},
+        {"type": "search_result", "source": "https://example.com", "title": "t", "content": [{"type": "text", "text": "x"}]},
+    ]))
+}

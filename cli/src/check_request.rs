@@ -80,11 +80,24 @@ fn counted(carried: &[Carried]) -> String {
             kinds.push(format!("{blocks} {kind} of {tokens} tokens"));
         }
     }
-    format!(
+    let unpriced: Vec<&str> = carried
+        .iter()
+        .flat_map(|c| c.unpriced.iter().map(String::as_str))
+        .collect();
+    let mut said = format!(
         "counted in its {} tool results: {}",
         carried.len(),
         kinds.join(", ")
-    )
+    );
+    if !unpriced.is_empty() {
+        let uncounted = format!(
+            "\nsent on uncounted, neither text nor media the cap prices: {} blocks ({})",
+            unpriced.len(),
+            unpriced.join(", ")
+        );
+        said.push_str(&uncounted);
+    }
+    said
 }
 
 /// What `check` says of a result cut: its tool and figures, or that it gave way to the budget.

@@ -556,6 +556,10 @@ fn check_counts_the_media_of_a_recorded_request_by_kind_and_says_what_gives_way(
     content.extend((0..3).map(|_| image(base64(b"unreadable"))));
     // A PDF by its URL: its pages are not known, so a hundred, at 4,640 tokens each.
     content.push(json!({"type": "document", "source": {"type": "url", "url": "https://example.com/report.pdf"}}));
+    // A block of a type the cap does not know: sent on, and said to be uncounted.
+    content.push(
+        json!({"type": "video", "source": {"type": "url", "url": "https://example.com/a.mp4"}}),
+    );
     let body = json!({"model": "m", "messages": [
         {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "shot", "input": {}}]},
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": content}]},
@@ -579,6 +583,11 @@ fn check_counts_the_media_of_a_recorded_request_by_kind_and_says_what_gives_way(
             "counted in its 1 tool results: 2 tokens of text, 4 images of 4923 tokens, \
              1 PDFs of 464000 tokens"
         ),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .contains("sent on uncounted, neither text nor media the cap prices: 1 blocks (video)"),
         "{stdout}"
     );
     // The first two images fit 2000 with room for the text; the last two and the PDF give way.

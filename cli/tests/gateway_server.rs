@@ -453,6 +453,43 @@ async fn metrics_count_the_cuts_and_requests_on_a_listener_of_their_own() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn blocks_it_cannot_price_are_logged_once_a_request_and_counted_by_kind() {
+    let fake = Fake::start(None).await;
+    let address = format!("127.0.0.1:{}", free_port());
+    let gateway = Gateway::start("unpriced", &fake.url, &["--metrics", &address], &[]);
+    // Two results, each with a block of a type no API defines for a tool result: sent on as
+    // they are, and said to be uncounted.
+    let video =
+        json!({"type": "video", "source": {"type": "url", "url": "https://example.com/a.mp4"}});
+    let result = |id: &str| json!({"type": "tool_result", "tool_use_id": id, "content": [{"type": "text", "text": "the clip"}, video]});
+    let body = json!({"model": "m", "messages": [
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Clip", "input": {}}, {"type": "tool_use", "id": "t2", "name": "Clip", "input": {}}]},
+        {"role": "user", "content": [result("t1"), result("t2")]},
+    ]});
+    for _ in 0..2 {
+        let (status, _, _) = post(
+            &format!("{}/v1/messages", gateway.url),
+            &[],
+            body.to_string(),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(
+            serde_json::from_slice::<Value>(&fake.seen().pop().unwrap().body).unwrap(),
+            body
+        );
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let log = gateway.stderr();
+    let warned = log.matches("sent on uncounted").count();
+    assert_eq!(warned, 2, "once a request:\n{log}");
+    assert!(log.contains("blocks=\"2 video\""), "{log}");
+    let text = scrape(&address).await;
+    let series = r#"tool_output_cap_gateway_unpriced_blocks_total{api="anthropic",kind="video"}"#;
+    assert_eq!(sample(&text, series), Some(4.0), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn a_cache_of_no_bytes_keeps_no_cut_and_each_request_is_cut_anew() {
     let fake = Fake::start(None).await;
     let address = format!("127.0.0.1:{}", free_port());

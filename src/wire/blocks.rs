@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::media::{priced as priced_media, Priced};
+use super::media::{is_media, priced as priced_media, Priced};
 use super::media_fit::MediaFit;
 use super::raw::{fields, items, string, Fields};
 use crate::image::ImageTokens;
@@ -126,6 +126,19 @@ pub(super) fn joined(blocks: &RawValue, text_type: &str) -> String {
     parts.join("\n")
 }
 
+/// The types of the blocks of `blocks`, a list whose text blocks are of `text_type`, that carry
+/// no text the cut reads and are no media it prices: passed as they are, uncounted.
+pub(super) fn unpriced(blocks: &RawValue, text_type: &str) -> Vec<String> {
+    let Some(all) = items(blocks) else {
+        return Vec::new();
+    };
+    let kinds = all
+        .iter()
+        .filter(|block| carrier(block, text_type).is_none());
+    let kinds = kinds.filter_map(|block| fields(block)?.get("type").and_then(|kind| string(kind)));
+    kinds.filter(|kind| !is_media(kind)).collect()
+}
+
 /// A list of blocks cut to a limit: the list's JSON, the text the blocks carry joined by
 /// newlines, where that text was cut (if it was), and the figures of the whole cut, its media
 /// included.
@@ -188,11 +201,7 @@ pub(super) fn cut_blocks(
     let mut edits = fit.edits.clone();
     let text_tokens = match &text_cut {
         Some(cut) => {
-            let mut kept = cut.split(&joined, &lengths).into_iter();
-            for (at, carrier, texts) in &carried {
-                let kept: Vec<Option<String>> = kept.by_ref().take(texts.len()).collect();
-                edits.push((*at, edited(all[*at], *carrier, texts, kept)?));
-            }
+            edits.extend(text_edits(&all, &carried, cut.split(&joined, &lengths))?);
             (cut.truncation.original_tokens, cut.truncation.kept_tokens)
         }
         None => {
@@ -212,6 +221,22 @@ pub(super) fn cut_blocks(
         truncation,
         from,
     })
+}
+
+/// The edits of the blocks among `all` that `carried` says carry text, each text's `kept` part
+/// (in order, `None` for a text wholly cut) in its place; `None` only for a text that cannot be
+/// written as JSON.
+fn text_edits(
+    all: &[&RawValue],
+    carried: &[(usize, Carrier<'_>, Vec<Text<'_>>)],
+    kept: Vec<Option<String>>,
+) -> Option<Vec<(usize, Option<String>)>> {
+    let mut kept = kept.into_iter();
+    let edits = carried.iter().map(|(at, carrier, texts)| {
+        let kept: Vec<Option<String>> = kept.by_ref().take(texts.len()).collect();
+        Some((*at, edited(all[*at], *carrier, texts, kept)?))
+    });
+    edits.collect()
 }
 
 /// The media among `blocks`: each block's place, and its price under `rule`.

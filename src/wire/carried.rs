@@ -16,6 +16,9 @@ pub struct Carried {
     /// The media it carries, in order, each priced: an image at its provider's price, a PDF,
     /// audio or other binary data by [`media`](crate::media)'s estimate.
     pub media: Vec<Media>,
+    /// The types of the blocks it carries that are neither text nor media the cap prices,
+    /// passed as they are, uncounted ([`CappedRequest::unpriced`](super::CappedRequest::unpriced)).
+    pub unpriced: Vec<String>,
 }
 
 impl Carried {
@@ -60,6 +63,7 @@ impl RequestCap {
             let carried = results.into_iter().map(|result| Carried {
                 text_tokens: tokenizer.count(&result.content.text()),
                 media: result.content.media(None),
+                unpriced: result.content.unpriced(),
                 tool: result.tool,
             });
             carried.collect()

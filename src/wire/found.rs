@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::blocks::{cut_blocks, joined};
+use super::blocks::{self, cut_blocks, joined};
 use super::media::priced;
 use super::parts;
 use super::raw::{items, string};
@@ -116,6 +116,16 @@ impl<'a> Content<'a> {
             .iter()
             .filter_map(|block| Some(priced(block, rule)?.media))
             .collect()
+    }
+
+    /// The types of the blocks (or the kinds of the parts) it carries that are neither text nor
+    /// media the cut prices: passed as they are, uncounted.
+    pub(super) fn unpriced(&self) -> Vec<String> {
+        match *self {
+            Content::Blocks(value, text_type, _) => blocks::unpriced(value, text_type),
+            Content::WithParts(whole, _) => parts::unpriced(whole),
+            Content::Text(_) | Content::Json(_, _) | Content::Media(_, _) => Vec::new(),
+        }
     }
 
     /// The tokens of the media in `json`, or in its own if none.

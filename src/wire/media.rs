@@ -56,29 +56,58 @@ impl Image<'_> {
     }
 }
 
+/// The shapes of media blocks, by their `type`.
+#[derive(Debug, Clone, Copy)]
+enum Shape {
+    Image,
+    Audio,
+    InputAudio,
+    Resource,
+    Document,
+    File,
+}
+
+/// The shape of a block of the type `kind`, if it is one of media.
+fn shape(kind: &str) -> Option<Shape> {
+    Some(match kind {
+        "image" | "image_url" | "image-data" | "input_image" | "computer_screenshot" => {
+            Shape::Image
+        }
+        "audio" => Shape::Audio,
+        "input_audio" => Shape::InputAudio,
+        "resource" => Shape::Resource,
+        "document" => Shape::Document,
+        "input_file" | "file" | "file-data" | "media" => Shape::File,
+        _ => return None,
+    })
+}
+
+/// Whether a block of the type `kind` is one of media, priced here.
+pub(super) fn is_media(kind: &str) -> bool {
+    shape(kind).is_some()
+}
+
 /// `block`, priced under `rule`, if it is media.
 pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Priced<'_>> {
     let block = fields(block)?;
     let kind = text(block.get("type"))?;
-    let media = match kind.as_str() {
-        "image" | "image_url" | "image-data" | "input_image" | "computer_screenshot" => {
-            return Some(image_in(image_data(&block), rule, detail(&block)));
-        }
-        "audio" => audio(decoded(
+    let media = match shape(&kind)? {
+        Shape::Image => return Some(image_in(image_data(&block), rule, detail(&block))),
+        Shape::Audio => audio(decoded(
             text(block.get("data")).or_else(|| text(block.get("base64"))),
         )),
-        "input_audio" => {
+        Shape::InputAudio => {
             let audio_fields = block.get("input_audio").and_then(|inner| fields(inner));
             audio(decoded(
                 audio_fields.and_then(|inner| text(inner.get("data"))),
             ))
         }
-        "resource" => {
+        Shape::Resource => {
             let resource = fields(block.get("resource")?)?;
             let blob = text(resource.get("blob"))?;
             of_type(&resource, "mimeType", &blob, rule)
         }
-        "document" => {
+        Shape::Document => {
             let source = fields(block.get("source")?)?;
             match text(source.get("type"))?.as_str() {
                 "base64" => {
@@ -89,8 +118,7 @@ pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Priced<'_>> 
                 _ => return None,
             }
         }
-        "input_file" | "file" | "file-data" | "media" => file(&block, rule),
-        _ => return None,
+        Shape::File => file(&block, rule),
     };
     Some(Priced { media, image: None })
 }

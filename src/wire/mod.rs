@@ -65,7 +65,10 @@
 //!   cache keeps hitting.
 //! - Anything else passes byte for byte: unknown fields, block types and APIs, and the results
 //!   of the provider's own tools (`web_search_tool_result`, `web_fetch_tool_result`,
-//!   `mcp_tool_result`, `code_execution_tool_result`), which the provider made and reads.
+//!   `mcp_tool_result`, `code_execution_tool_result`), which the provider made and reads. A
+//!   block of a tool result that is neither text nor media the cut prices (a type it does not
+//!   know, a Gemini `fileData` part) is never passed silently: [`CappedRequest::unpriced`] and
+//!   [`Carried::unpriced`] name it.
 //!
 //! A cut once made is kept, keyed by a seeded 128-bit hash of the result's bytes and by its limit,
 //! in a cache of bounded size: a long history sent again on every turn is not counted again.
@@ -244,6 +247,10 @@ pub struct CappedRequest {
     /// `Some` when it was capped within one ([`RequestCap::cap_within_rate_limit`]) under a
     /// `rate_limit_share`.
     pub rate_limit: Option<RateLimitFit>,
+    /// The blocks its tool results carry that are neither text nor media the cap prices (a
+    /// block type it does not know, a Gemini `fileData` part), passed as they are, uncounted:
+    /// each type with how many, by type.
+    pub unpriced: Vec<(String, usize)>,
 }
 
 /// A tool result cut in a request.
@@ -452,8 +459,12 @@ fn capped(
     let mut splices = Splices::default();
     let mut cuts = Vec::new();
     let mut tokens = Some((0, 0));
+    let mut unpriced = std::collections::BTreeMap::<String, usize>::new();
     let any = !records.is_empty();
     for Record { result, fate, .. } in records {
+        for kind in result.content.unpriced() {
+            *unpriced.entry(kind).or_default() += 1;
+        }
         tokens = tokens.zip(fate.tokens).map(|((before, after), it)| {
             let came = fate.cut.as_ref().map_or(it, |(_, cut)| cut.original_tokens);
             (before + came, after + it)
@@ -474,5 +485,6 @@ fn capped(
         cuts,
         result_tokens: tokens.filter(|_| any),
         rate_limit,
+        unpriced: unpriced.into_iter().collect(),
     }
 }

@@ -40,6 +40,18 @@ pub(super) fn media(whole: &RawValue) -> Vec<Media> {
     priced.map(|priced| priced.media).collect()
 }
 
+/// The kinds of the parts of the function response `whole` that hold no `inlineData`, and so
+/// are not priced (a `fileData`, a file by its URI): passed as they are, uncounted.
+pub(super) fn unpriced(whole: &RawValue) -> Vec<String> {
+    let parts = response_and_parts(whole).map(|(_, parts)| parts);
+    let parts = parts.unwrap_or_default();
+    let unpriced = parts
+        .iter()
+        .filter(|part| inline_data(part, ImageTokens::Gemini).is_none());
+    let kinds = unpriced.filter_map(|part| fields(part)?.keys().min().map(|key| key.to_string()));
+    kinds.collect()
+}
+
 /// The function response `whole` cut to `limit`: its parts' media first, then its `response`
 /// to what they leave (as `{text_in: text}` when no cut of its shape fits); `None` when it is
 /// within the limit.

@@ -11,7 +11,7 @@ use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH};
 use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use tokio::sync::Semaphore;
-use tool_output_cap::wire::{Api, RateLimit, RequestCap};
+use tool_output_cap::wire::{Api, CappedRequest, RateLimit, RequestCap};
 
 use super::answer::{answered, error_answer, AnswerBody};
 use super::body::{read, Read};
@@ -194,8 +194,24 @@ fn capped(
         .cap_learned(api, text, &gateway.rate_limit)
         .map_err(|error| unread(Unread::NotJson, &error.to_string()))
         .ok()?;
-    log_fit(&capped, route);
+    record(gateway, api, route, &capped);
+    tracing::debug!(
+        target: TARGET,
+        route,
+        bytes = text.len(),
+        cuts = capped.cuts.len(),
+        cap_ms = started.elapsed().as_secs_f64() * 1e3,
+        "read a request"
+    );
+    capped.body.map(Bytes::from)
+}
+
+/// Logs and counts what the cap of a request of `api` on `route` did: each cut, once, and the
+/// blocks it sent on uncounted, in one warning.
+fn record(gateway: &Gateway, api: Api, route: &str, capped: &CappedRequest) {
+    log_fit(capped, route);
     gateway.metrics.cuts(api, &capped.cuts);
+    gateway.metrics.unpriced(api, &capped.unpriced);
     gateway.metrics.cache_bytes(gateway.cap.cached_bytes());
     for cut in &capped.cuts {
         tracing::info!(
@@ -211,15 +227,19 @@ fn capped(
             "capped a tool result"
         );
     }
-    tracing::debug!(
-        target: TARGET,
-        route,
-        bytes = text.len(),
-        cuts = capped.cuts.len(),
-        cap_ms = started.elapsed().as_secs_f64() * 1e3,
-        "read a request"
-    );
-    capped.body.map(Bytes::from)
+    if !capped.unpriced.is_empty() {
+        let kinds: Vec<String> = capped
+            .unpriced
+            .iter()
+            .map(|(kind, blocks)| format!("{blocks} {kind}"))
+            .collect();
+        tracing::warn!(
+            target: TARGET,
+            route,
+            blocks = kinds.join(", "),
+            "tool results carry blocks that are neither text nor media the gateway prices: sent on uncounted"
+        );
+    }
 }
 
 /// The value of the header `name`, if it is text.

@@ -47,6 +47,17 @@ struct ReasonLabels {
     reason: &'static str,
 }
 
+/// A block's labels: the API of its request and its type.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct KindLabels {
+    api: &'static str,
+    kind: String,
+}
+
+/// The most block types counted each under its own label; the rest, and any type that is not
+/// a short name, are counted as `other`: a client's types never grow the metrics without bound.
+const MOST_KINDS: usize = 64;
+
 /// Why a body went on as it came, unread.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Unread {
@@ -89,6 +100,8 @@ pub(super) struct Metrics {
     requests: Family<RequestLabels, Counter>,
     added: Family<ApiLabels, Histogram>,
     unread: Family<ReasonLabels, Counter>,
+    unpriced: Family<KindLabels, Counter>,
+    unpriced_kinds: std::sync::Mutex<std::collections::BTreeSet<String>>,
     rate_limit: Gauge,
     cache_bytes: Gauge,
 }
@@ -108,6 +121,8 @@ impl Default for Metrics {
                 Histogram::new(exponential_buckets(0.0001, 2.0, 17))
             }),
             unread: Family::default(),
+            unpriced: Family::default(),
+            unpriced_kinds: Default::default(),
             rate_limit: Gauge::default(),
             cache_bytes: Gauge::default(),
         }
@@ -165,6 +180,11 @@ impl Metrics {
             self.unread.clone(),
         );
         registry.register(
+            "unpriced_blocks",
+            "Blocks of tool results sent on uncounted, neither text nor media the gateway prices, by API and type",
+            self.unpriced.clone(),
+        );
+        registry.register(
             "rate_limit_tokens",
             "The per-minute input-token limit the upstream last reported; 0 before one",
             self.rate_limit.clone(),
@@ -197,6 +217,32 @@ impl Metrics {
             if cut.elided {
                 self.results_elided.get_or_create(&labels).inc();
             }
+        }
+    }
+
+    /// Counts the blocks of `unpriced`, each type with how many, of a request of `api`.
+    pub(super) fn unpriced(&self, api: Api, unpriced: &[(String, usize)]) {
+        let mut kinds = self
+            .unpriced_kinds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        for (kind, blocks) in unpriced {
+            let named = kind.len() <= 40
+                && kind
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+            let known = kinds.contains(kind)
+                || (named && kinds.len() < MOST_KINDS && kinds.insert(kind.clone()));
+            let kind = if known {
+                kind.clone()
+            } else {
+                "other".to_owned()
+            };
+            let labels = KindLabels {
+                api: api.name(),
+                kind,
+            };
+            self.unpriced.get_or_create(&labels).inc_by(*blocks as u64);
         }
     }
 
@@ -307,6 +353,10 @@ mod tests {
         metrics.rate_limit(30_000);
         metrics.cache_bytes(4096);
         metrics.added(Api::Gemini, Duration::from_millis(3));
+        metrics.unpriced(
+            Api::AnthropicMessages,
+            &[("video".to_owned(), 2), ("a type?".to_owned(), 1)],
+        );
         let text = metrics.encoded();
         for name in [
             "requests",
@@ -314,6 +364,7 @@ mod tests {
             "bodies_unread",
             "rate_limit_tokens",
             "cache_bytes",
+            "unpriced_blocks",
         ] {
             assert!(
                 text.contains(&format!("# HELP tool_output_cap_gateway_{name} ")),
@@ -323,6 +374,8 @@ mod tests {
         for line in [
             r#"tool_output_cap_gateway_requests_total{api="other",status="200"} 1"#,
             r#"tool_output_cap_gateway_bodies_unread_total{reason="not_json"} 1"#,
+            r#"tool_output_cap_gateway_unpriced_blocks_total{api="anthropic",kind="video"} 2"#,
+            r#"tool_output_cap_gateway_unpriced_blocks_total{api="anthropic",kind="other"} 1"#,
             "tool_output_cap_gateway_rate_limit_tokens 30000",
             "tool_output_cap_gateway_cache_bytes 4096",
             r#"tool_output_cap_gateway_added_seconds_bucket{le="0.0016",api="gemini"} 0"#,
