@@ -141,8 +141,9 @@ struct Scaled(HashMap<(usize, usize), Option<String>>);
 
 impl Scaled {
     /// The edits that carry out `fates` on `blocks` at the long edge `edge`: a block that gives
-    /// way removed, a `scalable` image that stays scaled down where it is over the edge. `Err` with the
-    /// place among `priced` of an image that stays, to be scaled, whose bytes do not decode.
+    /// way removed, a `scalable` image that stays scaled down where it is over the edge. `Err`
+    /// with the place among `priced` of an image that stays, to be scaled, whose bytes do not
+    /// decode.
     fn edits(
         &mut self,
         blocks: &[&RawValue],
