@@ -25,6 +25,7 @@ mod config;
 mod failure;
 mod filter;
 mod gateway;
+mod https;
 mod last_output;
 mod lenient;
 mod log;

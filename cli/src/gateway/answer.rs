@@ -12,8 +12,8 @@ use hyper::{Response, StatusCode};
 use tool_output_cap::wire::Api;
 use tower_http::timeout::TimeoutBody;
 
-use super::upstream::without_hop_by_hop;
 use super::TARGET;
+use crate::https::without_hop_by_hop;
 
 /// A body the host gets: the upstream's, as it streams, or the gateway's error.
 pub(super) type AnswerBody = BoxBody<Bytes, Box<dyn std::error::Error + Send + Sync>>;

@@ -115,7 +115,7 @@ async fn serve_alone(
     url: &str,
     upstream_url: &str,
 ) -> Result<u8, Failure> {
-    let (shown, _) = upstream::split_userinfo(upstream_url);
+    let (shown, _) = crate::https::split_userinfo(upstream_url);
     log::say(format!(
         "tool-output-cap gateway: {url} stands for {shown}\n"
     ));
