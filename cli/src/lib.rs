@@ -17,6 +17,7 @@ use clap::Parser;
 
 mod allocator;
 mod args;
+mod capper;
 mod capping_thread;
 mod check;
 mod check_request;

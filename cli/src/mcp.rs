@@ -16,13 +16,11 @@ use tokio::sync::watch;
 use tool_output_cap::ToolOutputLimits;
 
 use crate::args::LimitArgs;
-use crate::capping_thread::CappingThread;
+use crate::capper::{lock, Capper};
 use crate::child;
 use crate::config::Config;
 use crate::last_output::LastOutput;
-use crate::lenient;
-use crate::pending::{Pending, Waiting};
-use crate::result::{cap_response, Response};
+use crate::pending::Pending;
 use crate::signals::shutdown_signal;
 use crate::Failure;
 
@@ -182,37 +180,14 @@ async fn server_to_host(
 ) -> std::io::Result<()> {
     let mut reader = BufReader::with_capacity(64 * 1024, from_server);
     let mut writer = BufWriter::with_capacity(64 * 1024, to_host);
-    let capping = CappingThread::start()?;
+    let capper = Capper::new(pending, limits)?;
     let mut line = Vec::new();
     loop {
         line.clear();
         if next_line(&mut reader, &mut line, &mut exited).await? == 0 {
             break;
         }
-        let waited = lock(&pending).take_response(&line);
-        if let Some(Waiting { tool, carries }) = waited {
-            let limits = Arc::clone(&limits);
-            let owned = std::mem::take(&mut line);
-            // Awaited here, so that nothing overtakes it.
-            let (response, owned, tool) = capping
-                .call(move || {
-                    let response = cap_response(
-                        lenient::readable(&owned).trim_end_matches(['\r', '\n']),
-                        carries,
-                        &tool,
-                        &limits,
-                    );
-                    (response, owned, tool)
-                })
-                .await?;
-            line = owned;
-            if let Response::Task(task) = &response {
-                lock(&pending).note_task(task.clone(), tool);
-            }
-            write_response(&mut writer, &line, response).await?;
-        } else {
-            writer.write_all(&line).await?;
-        }
+        line = capper.write(&mut writer, line).await?;
         if reader.buffer().is_empty() {
             writer.flush().await?;
         }
@@ -222,26 +197,6 @@ async fn server_to_host(
         }
     }
     writer.flush().await
-}
-
-/// Writes `response` to the server's `line` as the host gets it: the capped line with the
-/// line's own BOM and line end, or the line as it came.
-async fn write_response(
-    writer: &mut (impl AsyncWrite + Unpin),
-    line: &[u8],
-    response: Response,
-) -> std::io::Result<()> {
-    match response {
-        Response::Capped(capped) => {
-            if line.starts_with(lenient::BOM) {
-                writer.write_all(lenient::BOM).await?;
-            }
-            let end = &line[line.trim_ascii_end().len()..];
-            writer.write_all(capped.as_bytes()).await?;
-            writer.write_all(end).await
-        }
-        Response::Task(_) | Response::Unchanged => writer.write_all(line).await,
-    }
 }
 
 /// The most a line buffer keeps between lines: lines are mostly small.
@@ -281,10 +236,4 @@ async fn next_line(
             changed = exited.changed() => if changed.is_err() { return Ok(line.len()) },
         }
     }
-}
-
-fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
-    pending
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
