@@ -43,7 +43,16 @@ Example:
         #[command(flatten)]
         limit: LimitArgs,
         #[command(flatten)]
-        server: CommandArgs,
+        remote: RemoteArgs,
+        /// The server's command and its arguments, with or without `--` before them.
+        #[arg(
+            required_unless_present = "url",
+            conflicts_with = "url",
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "COMMAND"
+        )]
+        command: Vec<String>,
     },
     /// Starts COMMAND as `mcp` would, lists its tools with the limit each gets, and exits; or,
     /// with --request, says what the gateway would cut of a recorded request.
@@ -162,6 +171,20 @@ pub(crate) struct GatewayArgs {
         value_name = "HOST"
     )]
     pub(crate) host: Vec<String>,
+}
+
+/// A remote MCP server, in place of a command.
+#[derive(Debug, clap::Args)]
+pub(crate) struct RemoteArgs {
+    /// A remote MCP server's Streamable HTTP URL, in place of COMMAND: the proxy is a stdio
+    /// server to the host, and relays each message to it.
+    #[arg(long, value_name = "URL")]
+    pub(crate) url: Option<String>,
+    /// A header sent with every request to --url, as `Name: value`; again for another. `${VAR}`
+    /// in the value is the environment variable VAR, so that a token stays out of `ps` and the
+    /// shell's history.
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
+    pub(crate) headers: Vec<String>,
 }
 
 /// A command to run and its arguments: the first argument that is not a flag of ours, or

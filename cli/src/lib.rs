@@ -32,6 +32,7 @@ mod lenient;
 mod log;
 mod mcp;
 mod pending;
+mod remote;
 mod result;
 mod run;
 mod signals;
@@ -71,7 +72,14 @@ where
     };
     log::init();
     let outcome = match args.command {
-        Command::Mcp { limit, server } => mcp::proxy(&limit, &server.command),
+        Command::Mcp {
+            limit,
+            remote,
+            command,
+        } => match remote.url {
+            Some(_) => remote::bridge(&limit, &remote),
+            None => mcp::proxy(&limit, &command),
+        },
         Command::Check {
             limit,
             request_budget,

@@ -31,3 +31,4 @@ pub fn binary(dir: &Path) -> Command {
 }
 
 pub mod gateway;
+pub mod remote;
