@@ -165,7 +165,10 @@ impl Remote {
                 *lock(&self.version) = None;
                 format!("{url} has ended the session ({status}): initialize again")
             }
-            _ => format!("{url} answered {status}"),
+            _ => match said(response).await {
+                Some(said) => format!("{url} answered {status}: {said}"),
+                None => format!("{url} answered {status}"),
+            },
         }))
     }
 
@@ -182,6 +185,15 @@ impl Remote {
             Unreachable(format!("cannot reach {}: {why}", self.url))
         })
     }
+}
+
+/// The message of the JSON-RPC error an answer that is no success carries, if it carries one
+/// (its first 64 KiB read): what the server said of the request.
+async fn said(response: Response<Incoming>) -> Option<String> {
+    let body = http_body_util::Limited::new(response.into_body(), 64 * 1024);
+    let body = body.collect().await.ok()?.to_bytes();
+    let error: serde_json::Value = serde_json::from_slice(&body).ok()?;
+    error["error"]["message"].as_str().map(str::to_owned)
 }
 
 /// `header`, `Name: value`, as a header, its value's `${VAR}` the environment variable VAR, and
