@@ -44,6 +44,8 @@ Example:
         limit: LimitArgs,
         #[command(flatten)]
         remote: RemoteArgs,
+        #[command(flatten)]
+        server: ServerArgs,
         /// The server's command and its arguments, with or without `--` before them.
         #[arg(
             required_unless_present = "url",
@@ -185,6 +187,16 @@ pub(crate) struct RemoteArgs {
     /// shell's history.
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url")]
     pub(crate) headers: Vec<String>,
+    /// Serves --url's own paths on ADDRESS (as 127.0.0.1:8350), a capping reverse proxy for a
+    /// host that takes a URL, in place of stdio: the host's requests and sign-in go to the
+    /// server, and its tool results come back capped. The gateway's bounds and timeouts apply.
+    #[arg(
+        long,
+        value_name = "ADDRESS",
+        requires = "url",
+        conflicts_with = "headers"
+    )]
+    pub(crate) listen: Option<std::net::SocketAddr>,
 }
 
 /// A command to run and its arguments: the first argument that is not a flag of ours, or

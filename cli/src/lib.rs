@@ -75,10 +75,12 @@ where
         Command::Mcp {
             limit,
             remote,
+            server,
             command,
-        } => match remote.url {
-            Some(_) => remote::bridge(&limit, &remote),
-            None => mcp::proxy(&limit, &command),
+        } => match (&remote.url, remote.listen) {
+            (Some(url), Some(listen)) => gateway::mcp_listen(&limit, &server, url, listen),
+            (Some(_), None) => remote::bridge(&limit, &remote),
+            (None, _) => mcp::proxy(&limit, &command),
         },
         Command::Check {
             limit,

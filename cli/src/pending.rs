@@ -133,6 +133,11 @@ impl Pending {
         self.tasks.insert(task, tool);
     }
 
+    /// Whether a call waits for its result.
+    pub(crate) fn waits(&self) -> bool {
+        !self.calls.is_empty()
+    }
+
     /// The call a server message answers, if it is the response to one that waits.
     pub(crate) fn take_response(&mut self, line: &[u8]) -> Option<Waiting> {
         if self.calls.is_empty() {

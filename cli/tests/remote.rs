@@ -344,3 +344,176 @@ async fn sigterm_ends_the_session_and_the_bridge_at_once() {
         "the session ended"
     );
 }
+
+/// `mcp --listen ADDRESS --url URL`, running, once it said where it listens: the proxy, its URL
+/// for the server's own path, and what it said before.
+fn listening(name: &str, url: &str, listen: &str) -> (Child, String, Vec<String>) {
+    let dir = scratch("remote", name);
+    let mut child = binary(&dir)
+        .args([
+            "mcp",
+            "--max-tokens",
+            "1000",
+            "--listen",
+            listen,
+            "--url",
+            url,
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (sender, lines) = mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = sender.send(line);
+        }
+    });
+    let mut before = Vec::new();
+    let said = loop {
+        let line = lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("where it listens");
+        if line.contains(" stands for ") {
+            break line;
+        }
+        before.push(line);
+    };
+    let proxy_url = said.split_whitespace().nth(2).expect("a URL").to_owned();
+    (child, proxy_url, before)
+}
+
+/// POSTs `message` to `url` with `headers`: the status, the headers and the body.
+async fn post_message(
+    url: &str,
+    headers: &[(&str, &str)],
+    message: Value,
+) -> (u16, hyper::HeaderMap, String) {
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<http_body_util::Full<bytes::Bytes>>();
+    let mut request = hyper::Request::post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let request = request
+        .body(http_body_util::Full::new(bytes::Bytes::from(
+            message.to_string(),
+        )))
+        .unwrap();
+    let answer = client.request(request).await.unwrap();
+    let (parts, body) = answer.into_parts();
+    let body = http_body_util::BodyExt::collect(body)
+        .await
+        .unwrap()
+        .to_bytes();
+    (
+        parts.status.as_u16(),
+        parts.headers,
+        String::from_utf8_lossy(&body).into_owned(),
+    )
+}
+
+/// The JSON-RPC message of an answer's body: the body, or the data of its one event.
+fn message_of(body: &str) -> Value {
+    let data = body
+        .lines()
+        .find_map(|line| line.strip_prefix("data: "))
+        .unwrap_or(body);
+    serde_json::from_str(data).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_listening_proxy_caps_the_servers_results_and_keeps_the_hosts_own_sign_in() {
+    for events in [false, true] {
+        let remote = Remote::start(Answers {
+            token: Some("s3cret".into()),
+            events,
+        })
+        .await;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let (mut proxy, url, _) = listening("listen", &remote.url, &format!("127.0.0.1:{port}"));
+        assert_eq!(
+            url,
+            format!("http://127.0.0.1:{port}/mcp"),
+            "the server's own path"
+        );
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+        // Without the host's token: the server's 401 and its WWW-Authenticate, as they came.
+        let (status, headers, _) = post_message(&url, &[], initialize.clone()).await;
+        assert_eq!(status, 401);
+        assert!(headers["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .contains("resource_metadata"));
+        // The metadata a host signs in with, from the server.
+        for document in ["oauth-protected-resource", "oauth-authorization-server"] {
+            let origin = url.trim_end_matches("/mcp");
+            let client =
+                hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+                    .build_http::<http_body_util::Empty<bytes::Bytes>>();
+            let answer = client
+                .get(format!("{origin}/.well-known/{document}").parse().unwrap())
+                .await
+                .unwrap();
+            assert_eq!(answer.status(), 200, "{document}");
+            let body = http_body_util::BodyExt::collect(answer.into_body())
+                .await
+                .unwrap()
+                .to_bytes();
+            let body: Value = serde_json::from_slice(&body).unwrap();
+            assert_eq!(body["resource"], remote.url.as_str());
+        }
+        // With it: the session, and a result capped.
+        let bearer = [("authorization", "Bearer s3cret")];
+        let (status, headers, body) = post_message(&url, &bearer, initialize).await;
+        assert_eq!(status, 200, "{body}");
+        let session = headers["mcp-session-id"].to_str().unwrap().to_owned();
+        assert_eq!(message_of(&body)["result"]["protocolVersion"], "2025-11-25");
+        let with_session = [
+            bearer[0],
+            ("mcp-session-id", session.as_str()),
+            ("mcp-protocol-version", "2025-11-25"),
+        ];
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "list", "arguments": {}}});
+        let (status, _, body) = post_message(&url, &with_session, call).await;
+        assert_eq!(status, 200);
+        let capped = message_of(&body);
+        let text = text_of(&capped);
+        assert!(
+            count(text) <= 1000 && text.ends_with("refine your query"),
+            "{} tokens",
+            count(text)
+        );
+        // Anything but a tool's result, as the server wrote it.
+        let list = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
+        let (_, _, body) = post_message(&url, &with_session, list).await;
+        assert_eq!(message_of(&body)["result"]["tools"][0]["name"], "list");
+        let got = remote.got();
+        assert!(got
+            .iter()
+            .filter(|g| g.method == "POST")
+            .skip(1)
+            .all(|g| g.headers["authorization"] == "Bearer s3cret"));
+        proxy.kill().unwrap();
+        proxy.wait().unwrap();
+    }
+}
+
+#[test]
+fn a_proxy_listening_beyond_this_machine_says_so() {
+    let (mut proxy, _, said) = listening("beyond", "http://127.0.0.1:9/mcp", "0.0.0.0:0");
+    proxy.kill().unwrap();
+    proxy.wait().unwrap();
+    assert!(
+        said.iter().any(|line| line.contains("beyond this machine")),
+        "{said:?}"
+    );
+}

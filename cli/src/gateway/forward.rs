@@ -35,6 +35,9 @@ pub(super) struct Gateway {
     /// One permit for each core: bodies read whole wait for one before they are capped, so
     /// that no more decoded bodies and cuts are held at once than there are cores to work on them.
     pub(super) capping: Arc<Semaphore>,
+    /// In front of a remote MCP server, not a model API: the limits its tool results are
+    /// capped to ([`mcp`](super::mcp)).
+    pub(super) mcp: Option<Arc<tool_output_cap::ToolOutputLimits>>,
 }
 
 /// Sends `request` on, capped, and gives the upstream's answer; an error in the API's own shape
@@ -44,6 +47,11 @@ pub(super) async fn forward(
     gateway: Arc<Gateway>,
     request: Request<Incoming>,
 ) -> Result<Response<AnswerBody>, std::convert::Infallible> {
+    if let Some(limits) = &gateway.mcp {
+        let answer = super::mcp::sent_on(&gateway, limits, request).await;
+        gateway.metrics.request(None, answer.status());
+        return Ok(answer);
+    }
     let api = (request.method() == Method::POST)
         .then(|| Api::for_path(request.uri().path()))
         .flatten();

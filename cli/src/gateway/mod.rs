@@ -10,16 +10,19 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tool_output_cap::wire::{RateLimit, RequestCap};
+use tool_output_cap::ToolOutputLimits;
 
-use crate::args::GatewayArgs;
+use crate::args::{GatewayArgs, LimitArgs, ServerArgs};
 use crate::config::Config;
 use crate::{child, log, Failure};
 
 mod answer;
 mod body;
 mod encoding;
+mod events;
 mod forward;
 mod host;
+mod mcp;
 mod metrics;
 mod rate_limit;
 mod serve;
@@ -89,17 +92,87 @@ pub(crate) fn gateway(args: &GatewayArgs) -> Result<u8, Failure> {
     outcome
 }
 
+/// Serves a capping reverse proxy of the remote MCP server at `url` on `listen` (`mcp --listen
+/// ADDRESS --url URL`), until SIGTERM, SIGINT or SIGHUP: the server's own paths, its tool
+/// results capped to the limits `limit` gives.
+pub(crate) fn mcp_listen(
+    limit: &LimitArgs,
+    server: &ServerArgs,
+    url: &str,
+    listen: SocketAddr,
+) -> Result<u8, Failure> {
+    let limits = Config::for_every_tool(limit)?.limits;
+    let (shown, _) = crate::https::split_userinfo(url);
+    let origin = origin_of(&shown).ok_or_else(|| {
+        Failure::usage(format!(
+            "--url {shown:?} must be an http:// or https:// URL"
+        ))
+    })?;
+    let gateway = Arc::new(Gateway::with(limits, server, &origin, true)?);
+    raise_open_file_limit();
+    if !listen.ip().is_loopback() {
+        tracing::warn!(
+            target: TARGET,
+            "listening on {listen}, beyond this machine: the proxy forwards each client's own \
+             credentials to the server and authenticates no one"
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
+    let outcome = runtime.block_on(async {
+        let (listener, address) = bind(listen).await?;
+        let path = shown
+            .get(origin.len()..)
+            .filter(|path| !path.is_empty())
+            .unwrap_or("/");
+        log::say(format!(
+            "tool-output-cap mcp: {address}{path} stands for {shown}\n"
+        ));
+        let stop = async {
+            crate::signals::shutdown_signal().await;
+        };
+        serve::serve(listener, gateway, stop).await;
+        Ok(0)
+    });
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    outcome
+}
+
+/// The scheme and authority of `url`, as `https://host:port`: the server whose paths the proxy
+/// serves as its own.
+fn origin_of(url: &str) -> Option<String> {
+    let uri: hyper::Uri = url.parse().ok()?;
+    let scheme = uri
+        .scheme_str()
+        .filter(|scheme| matches!(*scheme, "http" | "https"))?;
+    Some(format!("{scheme}://{}", uri.authority()?))
+}
+
 impl Gateway {
     /// The gateway to `upstream_url` that `args` describe.
     fn new(args: &GatewayArgs, upstream_url: &str) -> Result<Self, Failure> {
         let limits =
             Config::for_requests(&args.limit, &args.request_budget, args.rate_limit_share)?.limits;
-        let connect_timeout = Duration::from_secs(args.server.connect_timeout);
+        Gateway::with(limits, &args.server, upstream_url, false)
+    }
+
+    /// The gateway to `upstream_url`, served as `server` says, capping to `limits` the tool
+    /// results of model API requests, or those in a remote MCP server's answers (`mcp`).
+    fn with(
+        limits: ToolOutputLimits,
+        server: &ServerArgs,
+        upstream_url: &str,
+        mcp: bool,
+    ) -> Result<Self, Failure> {
+        let connect_timeout = Duration::from_secs(server.connect_timeout);
         Ok(Gateway {
             upstream: Upstream::new(upstream_url, connect_timeout).map_err(Failure::usage)?,
-            cap: RequestCap::new(limits).with_cache_bytes(args.server.cache_bytes),
+            mcp: mcp.then(|| Arc::new(limits.clone())),
+            cap: RequestCap::new(limits).with_cache_bytes(server.cache_bytes),
             rate_limit: RateLimit::new(),
-            server: args.server.clone(),
+            server: server.clone(),
             metrics: Arc::default(),
             capping: Arc::new(Semaphore::new(
                 std::thread::available_parallelism().map_or(1, usize::from),

@@ -97,6 +97,14 @@ impl Remote {
             headers: parts.headers.clone(),
             body: message.clone(),
         });
+        // The OAuth metadata a host reads to sign in, as a server serves it.
+        if parts.uri.path().starts_with("/.well-known/oauth-") {
+            let document = json!({"resource": self.url, "authorization_servers": ["https://auth.example.com"]});
+            return Response::builder()
+                .header("content-type", "application/json")
+                .body(full(Bytes::from(document.to_string())))
+                .unwrap();
+        }
         if let Some(token) = &self.answers.token {
             let bearer = format!("Bearer {token}");
             if parts
