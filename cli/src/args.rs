@@ -75,15 +75,18 @@ Examples:
         timeout: u64,
         /// A recorded model API request body: each tool result the gateway would cut, and to
         /// what.
-        #[arg(long, value_name = "FILE", conflicts_with = "command")]
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["command", "url"])]
         request: Option<PathBuf>,
         /// The route the recorded request was sent to, such as /v1/messages [default: told
         /// from the body].
         #[arg(long, value_name = "PATH", requires = "request")]
         route: Option<String>,
+        #[command(flatten)]
+        remote: RemoteArgs,
         /// The server's command and its arguments, with or without `--` before them.
         #[arg(
-            required_unless_present = "request",
+            required_unless_present_any = ["request", "url"],
+            conflicts_with = "url",
             trailing_var_arg = true,
             allow_hyphen_values = true,
             value_name = "COMMAND"

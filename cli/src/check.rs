@@ -16,7 +16,7 @@ use crate::{child, Failure};
 
 /// The revision `initialize` asks for; a server that refuses `initialize` is asked the
 /// 2026-07-28 way, with the revision in each request's `_meta`.
-const PROTOCOL: &str = "2025-11-25";
+pub(crate) const PROTOCOL: &str = "2025-11-25";
 const STATELESS_PROTOCOL: &str = "2026-07-28";
 
 /// How much of the server's stderr a failure shows: its end.
@@ -47,7 +47,7 @@ pub(crate) fn list_tools(
 
 /// What `check` prints: where the limits come from, each tool's limit, and the `per_tool`
 /// names that no tool has.
-fn report(config: &Config, tools: &[String], protocol: &str) -> String {
+pub(crate) fn report(config: &Config, tools: &[String], protocol: &str) -> String {
     let limits = &config.limits;
     let mut out = format!("{}\ncounting: {}\n", config.describe(), counting(limits));
     out.push_str(&format!(

@@ -92,9 +92,13 @@ where
         Command::Check {
             limit,
             timeout,
+            remote,
             command,
             ..
-        } => check::list_tools(&limit, std::time::Duration::from_secs(timeout), &command),
+        } => match remote.url {
+            Some(_) => remote::check(&limit, &remote, std::time::Duration::from_secs(timeout)),
+            None => check::list_tools(&limit, std::time::Duration::from_secs(timeout), &command),
+        },
         Command::Run {
             limit,
             tool,

@@ -517,3 +517,84 @@ fn a_proxy_listening_beyond_this_machine_says_so() {
         "{said:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn check_lists_a_remote_servers_tools_with_their_limits() {
+    let remote = Remote::start(Answers {
+        token: Some("s3cret".into()),
+        events: true,
+    })
+    .await;
+    let dir = scratch("remote", "check");
+    let manifest = dir.join("agent.toml");
+    std::fs::write(
+        &manifest,
+        "[worker.tool_output.per_tool]\nlist = 700\nGlob = 300\n",
+    )
+    .unwrap();
+    let url = remote.url.clone();
+    let output = tokio::task::spawn_blocking(move || {
+        binary(&dir)
+            .args([
+                "check",
+                "--manifest",
+                manifest.to_str().unwrap(),
+                "--url",
+                &url,
+            ])
+            .args(["--header", "Authorization: Bearer ${TEST_TOKEN}"])
+            .env("TEST_TOKEN", "s3cret")
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("server: 1 tools (MCP 2025-11-25)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.split_whitespace().collect::<Vec<_>>()
+                == ["list", "700", "head", "per_tool"]),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("warning: `per_tool.Glob` names no tool of this server"),
+        "{stdout}"
+    );
+    assert!(
+        remote.got().iter().any(|got| got.method == "DELETE"),
+        "the session ended"
+    );
+    // Without the token: the server's refusal, and no token in what is said.
+    let dir = scratch("remote", "check-refused");
+    let url = remote.url.clone();
+    let refused = tokio::task::spawn_blocking(move || {
+        binary(&dir)
+            .args([
+                "check",
+                "--url",
+                &url,
+                "--header",
+                "Authorization: Bearer nope",
+            ])
+            .output()
+            .unwrap()
+    })
+    .await
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success());
+    assert!(
+        stderr.contains("401") && !stderr.contains("nope"),
+        "{stderr}"
+    );
+}

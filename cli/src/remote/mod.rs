@@ -1,7 +1,7 @@
 //! A remote MCP server, reached over Streamable HTTP: `mcp --url URL` is a stdio server to the
 //! host that relays each of its messages to the remote server, and the answers back
 //! ([`bridge`](bridge::bridge)), each tool result capped by the library's call, as the stdio
-//! proxy caps it.
+//! proxy caps it; `check --url URL` lists its tools with their limits ([`check`]).
 
 use std::time::Duration;
 
@@ -11,6 +11,7 @@ use crate::Failure;
 
 mod answer;
 mod bridge;
+mod check;
 mod server;
 
 use server::Remote;
@@ -32,4 +33,27 @@ pub(crate) fn bridge(args: &LimitArgs, remote: &RemoteArgs) -> Result<u8, Failur
     // Reading stdin may still block a thread: do not wait for it.
     runtime.shutdown_background();
     outcome
+}
+
+/// Lists the tools of the server `remote` names with the limits each gets (`check --url`).
+pub(crate) fn check(
+    args: &LimitArgs,
+    remote: &RemoteArgs,
+    timeout: Duration,
+) -> Result<u8, Failure> {
+    if remote.listen.is_some() {
+        return Err(Failure::usage(
+            "check reaches a server by --url alone, not --listen",
+        ));
+    }
+    let config = Config::for_every_tool(args)?;
+    let url = remote.url.as_deref().expect("checked with --url");
+    let remote = Remote::new(url, &remote.headers, CONNECT_TIMEOUT).map_err(Failure::usage)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
+    let listed = runtime.block_on(check::list_tools(&remote, &config, timeout));
+    print!("{}", listed.map_err(Failure::io)?);
+    Ok(0)
 }

@@ -1,7 +1,8 @@
 """The official Python MCP SDK client, in front of `tool-output-cap mcp --url URL` as a stdio
-server: prints, as JSON, the tools it lists and the results of the calls it is given.
+server (HOW `stdio`), or of the URL HOW (the reverse proxy's): prints, as JSON, the tools it
+lists and the results of the calls it is given.
 
-    python remote_client.py BINARY URL < CALLS_JSON
+    python remote_client.py BINARY URL HOW < CALLS_JSON
 """
 
 import asyncio
@@ -11,8 +12,8 @@ import sys
 from mcp import Client, StdioServerParameters
 
 
-async def main(binary: str, url: str, calls: list) -> None:
-    server = StdioServerParameters(command=binary, args=["mcp", "--url", url])
+async def main(binary: str, url: str, how: str, calls: list) -> None:
+    server = StdioServerParameters(command=binary, args=["mcp", "--url", url]) if how == "stdio" else how
     async with Client(server) as client:
         tools = await client.list_tools()
         results = []
@@ -23,4 +24,4 @@ async def main(binary: str, url: str, calls: list) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], json.load(sys.stdin)))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], json.load(sys.stdin)))
