@@ -3,6 +3,7 @@ their per-tool limits visibly applied."""
 
 from __future__ import annotations
 
+import base64
 import json
 import types
 import re
@@ -76,8 +77,16 @@ def test_the_python_readmes_api_snippet_runs_with_its_limits(manifest, listing):
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": listing}]},
         ]},
         "response": types.SimpleNamespace(headers={"anthropic-ratelimit-input-tokens-limit": "30000"}),
+        "text_block": {"type": "text", "text": listing},
+        # A PNG header of 1568 x 1000: 1640 tokens at Anthropic's price.
+        "image_block": {"type": "image", "mimeType": "image/png", "data": base64.b64encode(
+            b"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR" + (1568).to_bytes(4, "big") + (1000).to_bytes(4, "big") + b"\x08\x06\0\0\0"
+        ).decode()},
     }
     exec(block("python/README.md", "## The API", "python"), names)
+    shot = names["shot"]
+    assert shot.sources == [0, 1] and shot.blocks[1] == names["image_block"]
+    assert shot.truncation.kept_tokens <= 5000
     assert names["rate_limit"].limit == 30000
     limits = names["limits"]
     assert limits.cap("Grep", listing).truncation.max_tokens == 3000
