@@ -109,6 +109,7 @@ pub(crate) fn mcp_listen(
         ))
     })?;
     let gateway = Arc::new(Gateway::with(limits, server, &origin, true)?);
+    crate::allocator::give_large_blocks_back();
     raise_open_file_limit();
     if !listen.ip().is_loopback() {
         tracing::warn!(

@@ -118,9 +118,10 @@ async fn write_to_host(
     capper: Capper,
 ) -> std::io::Result<()> {
     let mut writer = BufWriter::with_capacity(64 * 1024, tokio::io::stdout());
-    while let Some(mut message) = messages.recv().await {
-        message.push(b'\n');
+    while let Some(message) = messages.recv().await {
+        // The line end written on its own: a large message is not grown, and so copied, for it.
         capper.write(&mut writer, message).await?;
+        writer.write_all(b"\n").await?;
         if messages.is_empty() {
             writer.flush().await?;
         }

@@ -24,6 +24,7 @@ pub(crate) fn bridge(args: &LimitArgs, remote: &RemoteArgs) -> Result<u8, Failur
     let limits = Config::for_every_tool(args)?.limits;
     let url = remote.url.as_deref().expect("the bridge runs with --url");
     let remote = Remote::new(url, &remote.headers, CONNECT_TIMEOUT).map_err(Failure::usage)?;
+    crate::allocator::give_large_blocks_back();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
