@@ -101,7 +101,8 @@ impl Bridge {
     fn close(mut self) -> (i32, String) {
         drop(self.stdin.take());
         let status = self.child.wait().unwrap();
-        let stderr: Vec<String> = self.stderr.try_iter().collect();
+        // All of it: the reader ends when the bridge's stderr closes.
+        let stderr: Vec<String> = self.stderr.iter().collect();
         (status.code().unwrap_or(-1), stderr.join("\n"))
     }
 }
@@ -127,7 +128,7 @@ async fn a_remote_servers_results_come_back_capped_with_the_session_version_and_
                 "--header",
                 "X-Team: tools",
             ],
-            &[("TEST_TOKEN", "s3cret")],
+            &[("TEST_TOKEN", "s3cret"), ("RUST_LOG", "trace")],
         );
         let initialized = bridge.initialize("1");
         assert_eq!(initialized["result"]["protocolVersion"], "2025-11-25");
