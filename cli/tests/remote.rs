@@ -251,6 +251,38 @@ async fn what_goes_wrong_is_an_error_to_the_host_naming_the_url_and_the_bridge_g
     assert_eq!(sessions.last().unwrap(), "session-2");
     bridge.close();
 
+    // A request of the 2026-07-28 revision, with no initialize: its revision goes in its header.
+    let mut stateless = Bridge::start(
+        "stateless",
+        &remote.url,
+        &["--header", "Authorization: Bearer s3cret"],
+        &[],
+    );
+    stateless.send(json!({"jsonrpc": "2.0", "id": "1", "method": "tools/list", "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}));
+    stateless.answer_to("1", &mut Vec::new());
+    stateless.close();
+    let last = remote
+        .got()
+        .into_iter()
+        .rfind(|got| got.body["method"] == "tools/list")
+        .unwrap();
+    assert_eq!(last.headers["mcp-protocol-version"], "2026-07-28");
+    assert!(last.headers.get("mcp-session-id").is_none());
+
+    // TLS to a server that speaks none: the host's error, naming the URL.
+    let https = remote.url.replace("http://", "https://");
+    let mut tls = Bridge::start("tls", &https, &[], &[]);
+    tls.send(json!({"jsonrpc": "2.0", "id": "1", "method": "tools/list"}));
+    let error = tls.answer_to("1", &mut Vec::new());
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("cannot reach {https}")),
+        "{error}"
+    );
+    tls.close();
+
     // A server that is not there at all.
     let mut nowhere = Bridge::start("nowhere", "http://127.0.0.1:9/mcp", &[], &[]);
     nowhere.send(json!({"jsonrpc": "2.0", "id": "1", "method": "tools/list"}));
