@@ -8,7 +8,7 @@ mod common;
 use std::io::Cursor;
 
 use base64::Engine;
-use common::{count, listing};
+use common::{count, listing, pdf_of};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tool_output_cap::{Detail, ImageTokens, Media, Outcome, ToolOutputLimits, FLOOR_LONG_EDGE};
@@ -53,27 +53,6 @@ fn png(width: u32, height: u32, decodes: bool) -> Vec<u8> {
     bytes.into_inner()
 }
 
-/// A PDF of `pages` empty US-letter pages.
-fn pdf(pages: usize) -> Vec<u8> {
-    use lopdf::{dictionary, Document, Object};
-    let mut document = Document::with_version("1.5");
-    let pages_id = document.new_object_id();
-    let media_box: Vec<Object> = vec![0.into(), 0.into(), 612.into(), 792.into()];
-    let kids: Vec<Object> = (0..pages)
-        .map(|_| {
-            let page = dictionary! { "Type" => "Page", "Parent" => pages_id, "MediaBox" => media_box.clone() };
-            document.add_object(page).into()
-        })
-        .collect();
-    let tree = dictionary! { "Type" => "Pages", "Kids" => kids, "Count" => pages as i64 };
-    document.objects.insert(pages_id, Object::Dictionary(tree));
-    let catalog = document.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
-    document.trailer.set("Root", catalog);
-    let mut bytes = Vec::new();
-    document.save_to(&mut bytes).unwrap();
-    bytes
-}
-
 fn as_json(block: &Block) -> Value {
     match *block {
         Block::Text(paths) => json!({"type": "text", "text": listing(paths)}),
@@ -81,7 +60,7 @@ fn as_json(block: &Block) -> Value {
             json!({"type": "image", "data": base64(&png(w, h, decodes)), "mimeType": "image/png"})
         }
         Block::Pdf(pages) => json!({"type": "resource", "resource": {
-            "uri": "file:///report.pdf", "mimeType": "application/pdf", "blob": base64(&pdf(pages)),
+            "uri": "file:///report.pdf", "mimeType": "application/pdf", "blob": base64(&pdf_of(pages)),
         }}),
     }
 }

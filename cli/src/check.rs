@@ -83,6 +83,27 @@ pub(crate) fn report(config: &Config, tools: &[String], protocol: &str) -> Strin
     out
 }
 
+/// Adds the tool names of `page`, a `tools/list` result asked for at `cursor`, to `tools`: the
+/// cursor of the next page, `None` after the last.
+pub(crate) fn next_page(
+    page: &Value,
+    tools: &mut Vec<String>,
+    cursor: Option<String>,
+) -> Result<Option<String>, String> {
+    let names = page["tools"]
+        .as_array()
+        .ok_or("the server's `tools/list` result has no `tools` list")?;
+    tools.extend(
+        names
+            .iter()
+            .filter_map(|tool| tool["name"].as_str().map(str::to_owned)),
+    );
+    Ok(match page["nextCursor"].as_str() {
+        Some(next) if cursor.as_deref() != Some(next) => Some(next.to_owned()),
+        _ => None,
+    })
+}
+
 fn counting(limits: &ToolOutputLimits) -> String {
     #[cfg(feature = "hf")]
     if let Some(file) = limits.tokenizer_file() {
@@ -178,17 +199,9 @@ impl Server {
             let page = self
                 .request("tools/list", params)?
                 .map_err(|error| format!("the server refused `tools/list`: {error}"))?;
-            let names = page["tools"]
-                .as_array()
-                .ok_or("the server's `tools/list` result has no `tools` list")?;
-            tools.extend(
-                names
-                    .iter()
-                    .filter_map(|tool| tool["name"].as_str().map(str::to_owned)),
-            );
-            match page["nextCursor"].as_str() {
-                Some(next) if cursor.as_deref() != Some(next) => cursor = Some(next.to_owned()),
-                _ => return Ok((tools, protocol)),
+            cursor = next_page(&page, &mut tools, cursor)?;
+            if cursor.is_none() {
+                return Ok((tools, protocol));
             }
         }
     }

@@ -80,6 +80,11 @@ pub(super) fn error_answer(
             },
         }),
     };
+    json_answer(status, &body)
+}
+
+/// An answer of the gateway's own: `status`, and `body` as JSON.
+pub(super) fn json_answer(status: StatusCode, body: &serde_json::Value) -> Response<AnswerBody> {
     let mut response = Response::new(
         Full::new(Bytes::from(body.to_string()))
             .map_err(|never| match never {})

@@ -17,7 +17,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use serde_json::value::RawValue;
 use tool_output_cap::ToolOutputLimits;
 
-use super::answer::{answered, AnswerBody};
+use super::answer::{answered, json_answer, AnswerBody};
 use super::body::{read, Read};
 use super::events::capped_events;
 use super::forward::Gateway;
@@ -222,14 +222,5 @@ fn jsonrpc_error(status: StatusCode, why: &str) -> Response<AnswerBody> {
         "id": null,
         "error": {"code": -32000, "message": format!("tool-output-cap: {why}")},
     });
-    let mut response = Response::new(
-        Full::new(Bytes::from(body.to_string()))
-            .map_err(|never| match never {})
-            .boxed(),
-    );
-    *response.status_mut() = status;
-    response
-        .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
+    json_answer(status, &body)
 }

@@ -8,7 +8,7 @@ use futures_util::StreamExt;
 use serde_json::{json, Value};
 
 use super::server::{Remote, Unreachable};
-use crate::check::{report, PROTOCOL};
+use crate::check::{next_page, report, PROTOCOL};
 use crate::config::Config;
 
 /// The names of `remote`'s tools, every page of them, and the revision it spoke; `timeout` for
@@ -40,17 +40,9 @@ pub(super) async fn list_tools(
             .as_ref()
             .map_or(json!({}), |cursor| json!({"cursor": cursor}));
         let page = request(remote, id, "tools/list", params, timeout).await?;
-        let names = page["tools"]
-            .as_array()
-            .ok_or("the server's `tools/list` result has no `tools` list")?;
-        tools.extend(
-            names
-                .iter()
-                .filter_map(|tool| tool["name"].as_str().map(str::to_owned)),
-        );
-        match page["nextCursor"].as_str() {
-            Some(next) if cursor.as_deref() != Some(next) => cursor = Some(next.to_owned()),
-            _ => break,
+        cursor = next_page(&page, &mut tools, cursor)?;
+        if cursor.is_none() {
+            break;
         }
     }
     remote.end(timeout).await;
