@@ -105,12 +105,13 @@ async fn finished(
         (capped, pending)
     })
     .await;
-    let Ok((Some(capped), pending)) = capped else {
-        return match capped {
-            Ok((None, pending)) => (lines.concat(), pending),
-            Err(_) => (lines.concat(), Pending::default()),
-            Ok((Some(_), _)) => unreachable!("matched above"),
-        };
+    let (capped, pending) = match capped {
+        Ok(capped) => capped,
+        // A cap that failed: the event as it came, and no call waits any more.
+        Err(_) => return (lines.concat(), Pending::default()),
+    };
+    let Some(capped) = capped else {
+        return (lines.concat(), pending);
     };
     // The first `data` line holds the capped message; the others go.
     let mut out = Vec::new();
