@@ -3,9 +3,11 @@
 //! whole, with a note naming its kind, when it does not fit.
 
 mod common;
+mod pdf;
 
 use base64::Engine;
-use common::{count, listing, pdf_of};
+use common::{count, listing};
+use pdf::pdf_of;
 use serde_json::{json, Value};
 use tool_output_cap::wire::{Api, RequestCap};
 use tool_output_cap::{Detail, ImageTokens, Media, MediaKind, ToolOutputLimits};

@@ -4,11 +4,13 @@
 //! capped once is the same bytes when capped again.
 
 mod common;
+mod pdf;
 
 use std::io::Cursor;
 
 use base64::Engine;
-use common::{count, listing, pdf_of};
+use common::{count, listing};
+use pdf::pdf_of;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use tool_output_cap::{Detail, ImageTokens, Media, Outcome, ToolOutputLimits, FLOOR_LONG_EDGE};
