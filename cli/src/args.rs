@@ -31,14 +31,18 @@ pub(crate) struct Args {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
-    /// Runs COMMAND as an MCP stdio server and relays its messages, capping each tool result.
+    /// Runs COMMAND as an MCP stdio server and relays its messages, capping each tool result;
+    /// or relays to a remote server at --url, as a stdio server, or on --listen ADDRESS.
     ///
     /// Limits in the manifest's `per_tool` are keyed by MCP tool names (`check` lists them); the
-    /// flags set the limit of every other tool.
+    /// flags set the limit of every other tool. With --listen, the server's bounds and timeouts
+    /// are the gateway's flags below.
     #[command(after_help = "\
-Example:
+Examples:
   tool-output-cap mcp --manifest ~/.config/tool-output-cap/manifest.toml -- \\
-    npx -y @modelcontextprotocol/server-filesystem ~/projects")]
+    npx -y @modelcontextprotocol/server-filesystem ~/projects
+  tool-output-cap mcp --url https://mcp.example.com/mcp --header 'Authorization: Bearer ${MCP_TOKEN}'
+  tool-output-cap mcp --listen 127.0.0.1:8350 --url https://mcp.example.com/mcp")]
     Mcp {
         #[command(flatten)]
         limit: LimitArgs,
