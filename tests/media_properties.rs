@@ -114,6 +114,56 @@ fn priced(blocks: &[Value]) -> usize {
     count(&texts.join("\n")) + notes + media
 }
 
+/// The rule checked on one result: `blocks` capped to `max_tokens`.
+fn check(blocks: &[Block], max_tokens: usize) -> Result<(), TestCaseError> {
+    let given: Vec<Value> = blocks.iter().map(as_json).collect();
+    let list = Value::from(given.clone()).to_string();
+    let limits = ToolOutputLimits::new(max_tokens).unwrap();
+    // The first image stays, at the floor at least, even when it alone is over the room.
+    let room = max_tokens - 2 * 32;
+    let first_over = first_image_least(blocks) > room;
+    let Some(capped) = limits.cap_blocks("tool", &list, Outcome::Output).unwrap() else {
+        let tokens = priced(&given);
+        prop_assert!(
+            tokens <= max_tokens || first_over,
+            "{tokens} tokens passed as they came"
+        );
+        return Ok(());
+    };
+    let sent: Vec<Value> = capped
+        .blocks
+        .iter()
+        .map(|block| serde_json::from_str(&block.json).unwrap())
+        .collect();
+    let tokens = priced(&sent);
+    prop_assert!(
+        tokens <= max_tokens || first_over,
+        "{tokens} tokens of {max_tokens}: {:?}",
+        blocks
+    );
+    prop_assert_eq!(capped.truncation.max_tokens, max_tokens);
+    // The same result, the same bytes; and capped once, nothing more to cut.
+    let again = limits.cap_blocks("tool", &list, Outcome::Output).unwrap();
+    prop_assert!(
+        again.as_ref() == Some(&capped),
+        "capped twice, two results: {:?}",
+        blocks
+    );
+    if tokens <= max_tokens {
+        let capped_list = Value::from(sent).to_string();
+        let twice = limits
+            .cap_blocks("tool", &capped_list, Outcome::Output)
+            .unwrap();
+        prop_assert!(
+            twice.is_none(),
+            "cut again: {:?} of {:?}",
+            twice.map(|t| t.truncation),
+            blocks
+        );
+    }
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -122,28 +172,20 @@ proptest! {
         blocks in prop::collection::vec(block(), 1..7),
         max_tokens in 200usize..=12_000,
     ) {
-        let given: Vec<Value> = blocks.iter().map(as_json).collect();
-        let list = Value::from(given.clone()).to_string();
-        let limits = ToolOutputLimits::new(max_tokens).unwrap();
-        // The first image stays, at the floor at least, even when it alone is over the room.
-        let room = max_tokens - 2 * 32;
-        let first_over = first_image_least(&blocks) > room;
-        let Some(capped) = limits.cap_blocks("tool", &list, Outcome::Output).unwrap() else {
-            let tokens = priced(&given);
-            prop_assert!(tokens <= max_tokens || first_over, "{tokens} tokens passed as they came");
-            return Ok(());
-        };
-        let sent: Vec<Value> = capped.blocks.iter().map(|block| serde_json::from_str(&block.json).unwrap()).collect();
-        let tokens = priced(&sent);
-        prop_assert!(tokens <= max_tokens || first_over, "{tokens} tokens of {max_tokens}: {:?}", blocks);
-        prop_assert_eq!(capped.truncation.max_tokens, max_tokens);
-        // The same result, the same bytes; and capped once, nothing more to cut.
-        let again = limits.cap_blocks("tool", &list, Outcome::Output).unwrap();
-        prop_assert!(again.as_ref() == Some(&capped), "capped twice, two results: {:?}", blocks);
-        if tokens <= max_tokens {
-            let capped_list = Value::from(sent).to_string();
-            let twice = limits.cap_blocks("tool", &capped_list, Outcome::Output).unwrap();
-            prop_assert!(twice.is_none(), "cut again: {:?} of {:?}", twice.map(|t| t.truncation), blocks);
-        }
+        check(&blocks, max_tokens)?;
     }
+}
+
+/// Media that fill the room to the token leave no room for a note longer than its reserve.
+#[test]
+fn a_note_longer_than_its_reserve_still_fits() {
+    use Block::*;
+    let blocks = [
+        Image(1594, 1875, true),
+        Text(4),
+        Pdf(1),
+        Image(950, 603, false),
+        Image(16, 47, false),
+    ];
+    check(&blocks, 2016).unwrap();
 }

@@ -193,7 +193,10 @@ pub(super) fn cut_blocks(
             .collect::<Vec<_>>()
             .join("\n"),
     };
-    let fit = MediaFit::of(&all, &priced, images, limit, tokenizer);
+    // A newline more: read again, the result's text is its blocks' joined by newlines, the
+    // note's among them.
+    let note_cost = |note: &str| tokenizer.count(note) + 1;
+    let fit = MediaFit::of(&all, &priced, images, limit, &note_cost);
     let text_cut = crate::cut(&joined, &fit.text_limit(limit), tokenizer);
     if text_cut.is_none() && fit.edits.is_empty() {
         return None;

@@ -1,7 +1,8 @@
 //! How the media of a result fit its limit: as they came, scaled down, or giving way whole. One
 //! rule for a list of blocks and for a Gemini function response's parts.
 //!
-//! - The room is the limit less what a little text and the note take (twice the least limit).
+//! - The room is the limit less what a little text and the note take (twice the least limit);
+//!   a note longer than that takes the rest from the media's room.
 //! - The media stay as they came when all of them fit. Else the images are tried scaled down
 //!   to long edges of 1568, 1280 and 1024 px ([`scale`](crate::scale)), and the largest at which
 //!   every block fits is taken; when none is, the floor, 1024 px. An image already within a
@@ -27,7 +28,6 @@ use crate::layout::media_note;
 use crate::limit::ToolLimit;
 use crate::media::MediaKind;
 use crate::scale::{fitted, FLOOR_LONG_EDGE, STEPS};
-use crate::tokenizer::Tokenizer;
 use crate::truncation::Truncation;
 
 /// The media of a list fitted to a limit.
@@ -40,7 +40,7 @@ pub(super) struct MediaFit {
     kept_tokens: usize,
     /// The note that says what was dropped, and its tokens; none when nothing was.
     pub(super) note: Option<String>,
-    pub(super) note_tokens: usize,
+    note_tokens: usize,
 }
 
 /// What becomes of one block of media.
@@ -54,55 +54,38 @@ enum Fate {
 
 impl MediaFit {
     /// The media `priced` (each block's place in `blocks` and its price under `rule`, in
-    /// order) fitted to `limit`, as this module's doc says.
+    /// order) fitted to `limit`, as this module's doc says; `note_cost` is what the note takes
+    /// where it goes.
     pub(super) fn of(
         blocks: &[&RawValue],
         priced: &[(usize, Priced<'_>)],
         rule: ImageTokens,
         limit: &ToolLimit,
-        tokenizer: &dyn Tokenizer,
+        note_cost: &dyn Fn(&str) -> usize,
     ) -> Self {
-        let room = limit
+        let mut fitting = Fitting {
+            blocks,
+            priced,
+            rule,
+            scalable: priced
+                .iter()
+                .map(|(_, priced)| priced.image.as_ref().is_some_and(|image| image.scalable))
+                .collect(),
+            scaled: Scaled::default(),
+        };
+        let mut room = limit
             .max_tokens()
             .saturating_sub(2 * ToolLimit::MIN_MAX_TOKENS);
-        let mut scalable: Vec<bool> = priced
-            .iter()
-            .map(|(_, priced)| priced.image.as_ref().is_some_and(|image| image.scalable))
-            .collect();
-        let mut scaled = Scaled::default();
-        // An image whose bytes do not decode as its header says is found out when it is first
-        // scaled: the fit is made again with it priced as it came, until every image that
-        // stays at the size chosen is scaled.
-        let (edge, fates, mut edits) = loop {
-            let edge = largest_edge(priced, rule, room, &scalable);
-            let fates = fates(priced, rule, edge, room, &scalable);
-            match scaled.edits(blocks, priced, &fates, edge, &scalable) {
-                Ok(edits) => break (edge, fates, edits),
-                Err(undecodable) => scalable[undecodable] = false,
+        // A note longer than its reserve takes its room from the media: the fit is made again
+        // in less room, until the media, the note and the least text are within the limit.
+        loop {
+            let fit = fitting.fit(room, limit, note_cost);
+            let needs = fit.kept_tokens + fit.note_tokens + ToolLimit::MIN_MAX_TOKENS;
+            let over = needs.saturating_sub(limit.max_tokens());
+            if over == 0 || room == 0 {
+                return fit;
             }
-        };
-        let tokens: usize = priced.iter().map(|(_, priced)| priced.media.tokens).sum();
-        let kept_tokens: usize = fates
-            .iter()
-            .map(|fate| match fate {
-                Fate::Stays(tokens) => *tokens,
-                Fate::Gone => 0,
-            })
-            .sum();
-        let gone = gone_by_kind(priced, &fates);
-        let scaled_count = edits.iter().filter(|(_, edit)| edit.is_some()).count();
-        let scaled = (scaled_count > 0).then(|| (scaled_count, edge.unwrap_or_default()));
-        let note = (!edits.is_empty())
-            .then(|| media_note(tokens - kept_tokens, &gone, scaled, limit.hint()));
-        edits.sort_by_key(|(place, _)| *place);
-        MediaFit {
-            edits,
-            tokens,
-            kept_tokens,
-            // A newline more: read again, the result's text is its blocks' joined by newlines, the
-            // note's among them.
-            note_tokens: note.as_deref().map_or(0, |note| tokenizer.count(note) + 1),
-            note,
+            room = room.saturating_sub(over);
         }
     }
 
@@ -130,6 +113,64 @@ impl MediaFit {
             dropped_tokens: original_tokens - kept_tokens,
             max_tokens: limit.max_tokens(),
             keep: limit.keep(),
+        }
+    }
+}
+
+/// One list's media being fitted: what is learned of its images (which do not decode, and
+/// each scaled down) is kept from one room to the next.
+struct Fitting<'a, 'b> {
+    blocks: &'a [&'a RawValue],
+    priced: &'a [(usize, Priced<'b>)],
+    rule: ImageTokens,
+    scalable: Vec<bool>,
+    scaled: Scaled,
+}
+
+impl Fitting<'_, '_> {
+    /// The media fitted to `room`, and the note, its cost by `note_cost`, that says what was
+    /// dropped from `limit`.
+    fn fit(
+        &mut self,
+        room: usize,
+        limit: &ToolLimit,
+        note_cost: &dyn Fn(&str) -> usize,
+    ) -> MediaFit {
+        let (priced, rule) = (self.priced, self.rule);
+        // An image whose bytes do not decode as its header says is found out when it is first
+        // scaled: the fit is made again with it priced as it came, until every image that
+        // stays at the size chosen is scaled.
+        let (edge, fates, mut edits) = loop {
+            let edge = largest_edge(priced, rule, room, &self.scalable);
+            let fates = fates(priced, rule, edge, room, &self.scalable);
+            match self
+                .scaled
+                .edits(self.blocks, priced, &fates, edge, &self.scalable)
+            {
+                Ok(edits) => break (edge, fates, edits),
+                Err(undecodable) => self.scalable[undecodable] = false,
+            }
+        };
+        let tokens: usize = priced.iter().map(|(_, priced)| priced.media.tokens).sum();
+        let kept_tokens: usize = fates
+            .iter()
+            .map(|fate| match fate {
+                Fate::Stays(tokens) => *tokens,
+                Fate::Gone => 0,
+            })
+            .sum();
+        let gone = gone_by_kind(priced, &fates);
+        let scaled_count = edits.iter().filter(|(_, edit)| edit.is_some()).count();
+        let scaled = (scaled_count > 0).then(|| (scaled_count, edge.unwrap_or_default()));
+        let note = (!edits.is_empty())
+            .then(|| media_note(tokens - kept_tokens, &gone, scaled, limit.hint()));
+        edits.sort_by_key(|(place, _)| *place);
+        MediaFit {
+            edits,
+            tokens,
+            kept_tokens,
+            note_tokens: note.as_deref().map_or(0, note_cost),
+            note,
         }
     }
 }

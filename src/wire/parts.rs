@@ -68,9 +68,12 @@ pub(super) fn cut(
         .enumerate()
         .filter_map(|(at, part)| Some((at, inline_data(part, ImageTokens::Gemini)?)))
         .collect();
-    let gone = MediaFit::of(&parts, &priced, ImageTokens::Gemini, limit, tokenizer);
+    // The note goes in as a JSON entry, whose key, quotes and comma take room too, and a token
+    // more where it meets what it follows.
+    let note_cost = |note: &str| tokenizer.count(&entry(note)) + 1;
+    let gone = MediaFit::of(&parts, &priced, ImageTokens::Gemini, limit, &note_cost);
     let entry = gone.note.as_deref().map(entry);
-    let text_limit = response_limit(&gone, entry.as_deref(), limit, tokenizer);
+    let text_limit = gone.text_limit(limit);
     let response_cut = match cap_shape(
         response,
         tool,
@@ -105,24 +108,6 @@ pub(super) fn cut(
         spliced(whole, &response_json, &parts_json)?,
         gone.figures(limit, text_tokens),
     ))
-}
-
-/// What the media that stay leave the `response` of `limit`, the note's `entry` in it: the note
-/// goes in as a JSON entry, whose key, quotes and comma take room too, and a token more where
-/// it meets what it follows.
-fn response_limit(
-    fit: &MediaFit,
-    entry: Option<&str>,
-    limit: &ToolLimit,
-    tokenizer: &dyn Tokenizer,
-) -> ToolLimit {
-    let entry_tokens = entry.map_or(0, |entry| tokenizer.count(entry) + 1);
-    let text_limit = fit.text_limit(limit);
-    let extra = entry_tokens.saturating_sub(fit.note_tokens);
-    let left = text_limit.max_tokens().saturating_sub(extra);
-    text_limit
-        .with_max_tokens(left.max(ToolLimit::MIN_MAX_TOKENS))
-        .expect("at least the least limit")
 }
 
 /// The function response `whole` as one line, `text`, when it gives way whole: its `response`
