@@ -184,15 +184,7 @@ pub(super) fn cut_blocks(
     if within.saturating_sub(1) + media_tokens <= limit.max_tokens() {
         return None;
     }
-    // One text, the usual result, is cut where it is, not copied.
-    let joined = match texts.as_mut_slice() {
-        [text] => std::mem::take(&mut text.text),
-        texts => texts
-            .iter()
-            .map(|text| text.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
-    };
+    let joined = taken_together(&mut texts);
     // A newline more: read again, the result's text is its blocks' joined by newlines, the
     // note's among them.
     let note_cost = |note: &str| tokenizer.count(note) + 1;
@@ -224,6 +216,19 @@ pub(super) fn cut_blocks(
         truncation,
         from,
     })
+}
+
+/// The `texts` as one, joined by newlines. One text, the usual result, is taken from its place,
+/// not copied.
+fn taken_together(texts: &mut [&mut Text<'_>]) -> String {
+    match texts {
+        [text] => std::mem::take(&mut text.text),
+        texts => texts
+            .iter()
+            .map(|text| text.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
 }
 
 /// The edits of the blocks among `all` that `carried` says carry text, each text's `kept` part
