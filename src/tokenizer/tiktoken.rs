@@ -98,17 +98,36 @@ impl Tiktoken {
         self.encoding
     }
 
+    /// The rank of `piece` if it is a token of fewer than 8 bytes, found without a hash. A
+    /// longer piece is looked up in the thread's cache first, which answers a piece seen
+    /// again, one token or more, with one hash.
+    #[inline(always)]
+    fn short_token(&self, piece: &[u8]) -> Option<Rank> {
+        (piece.len() < 8).then(|| self.ranks.get(piece)).flatten()
+    }
+
+    /// The tokens of `piece`, of at most [`MERGED_HERE`] bytes, pushed on `tokens`: its own if it
+    /// is one, else its bytes merged.
+    fn merged(&self, piece: &[u8], tokens: &mut Vec<Rank>) {
+        match self.ranks.get(piece) {
+            Some(rank) => tokens.push(rank),
+            None => self.ranks.encode(piece, tokens),
+        }
+    }
+
     /// The tokens of one chunk as ordinary text.
     fn encode_chunk(&self, chunk: &str) -> Vec<Rank> {
         let mut tokens = Vec::with_capacity(chunk.len() / 4);
         for piece in pieces(self.encoding, chunk) {
             let bytes = piece.as_bytes();
-            if let Some(rank) = self.ranks.get(bytes) {
+            if let Some(rank) = self.short_token(bytes) {
                 tokens.push(rank);
             } else if piece.len() <= piece_cache::KEY_MAX {
                 piece_cache::encode(self.encoding, bytes, &mut tokens, |tokens| {
-                    self.ranks.encode(bytes, tokens)
+                    self.merged(bytes, tokens)
                 });
+            } else if let Some(rank) = self.ranks.get(bytes) {
+                tokens.push(rank);
             } else if piece.len() <= MERGED_HERE {
                 self.ranks.encode(bytes, &mut tokens);
             } else {
@@ -123,12 +142,12 @@ impl Tiktoken {
         pieces(self.encoding, chunk)
             .map(|piece| {
                 let bytes = piece.as_bytes();
-                if self.ranks.get(bytes).is_some() {
+                if self.short_token(bytes).is_some() {
                     1
                 } else if piece.len() <= piece_cache::KEY_MAX {
-                    piece_cache::count(self.encoding, bytes, |tokens| {
-                        self.ranks.encode(bytes, tokens)
-                    })
+                    piece_cache::count(self.encoding, bytes, |tokens| self.merged(bytes, tokens))
+                } else if self.ranks.get(bytes).is_some() {
+                    1
                 } else if piece.len() <= MERGED_HERE {
                     self.ranks.count(bytes)
                 } else {
@@ -358,6 +377,44 @@ mod tests {
             .encode_ordinary(&text)
             .len();
         assert_eq!(o200k().count(&text), expected);
+    }
+
+    #[test]
+    fn pieces_seen_again_encode_alike_in_both_vocabularies_and_every_thread() {
+        // Phrases that are one piece and no token, between punctuation: the cache's usual fare.
+        let phrases = [
+            "設定ファイルの読み込み",
+            "ツールごとの上限が適用されます",
+            "行番号とキーを含むメッセージ",
+        ];
+        let text: String = (0..3000)
+            .map(|i| format!("{}、{i}。 configuration_{i}\n", phrases[i % 3]))
+            .collect();
+        let expected = |encoding: Encoding| encoding.tiktoken().bpe.encode_ordinary(&text);
+        let (o200k, cl100k) = (
+            expected(Encoding::O200kBase),
+            expected(Encoding::Cl100kBase),
+        );
+        std::thread::scope(|scope| {
+            for _ in 0..2 {
+                scope.spawn(|| {
+                    for _ in 0..2 {
+                        for (encoding, expected) in [
+                            (Encoding::O200kBase, &o200k),
+                            (Encoding::Cl100kBase, &cl100k),
+                        ] {
+                            let tokenizer = encoding.tiktoken();
+                            assert_eq!(&tokenizer.encode_chunk(&text), expected, "{encoding:?}");
+                            assert_eq!(
+                                tokenizer.count_chunk(&text),
+                                expected.len(),
+                                "{encoding:?}"
+                            );
+                        }
+                    }
+                });
+            }
+        });
     }
 
     #[test]
