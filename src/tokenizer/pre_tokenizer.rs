@@ -107,9 +107,21 @@ impl Chars<'_> {
     /// The character at byte `at`, its classes and its width; `None` at the end.
     #[inline(always)]
     fn at(&self, at: usize) -> Option<(char, Class, usize)> {
-        let byte = *self.text.as_bytes().get(at)?;
+        let bytes = self.text.as_bytes();
+        let byte = *bytes.get(at)?;
         if byte < 0x80 {
             return Some((byte as char, self.classes.low[byte as usize], 1));
+        }
+        // Three bytes, the most common width past ASCII (CJK, kana, most symbols), decoded
+        // here; the text is UTF-8, so `at` starts a character and its bytes follow.
+        if byte & 0xF0 == 0xE0 {
+            if let Some(&[_, second, third]) = bytes.get(at..at + 3) {
+                let c = u32::from(byte & 0x0F) << 12
+                    | u32::from(second & 0x3F) << 6
+                    | u32::from(third & 0x3F);
+                let class = self.classes.low[c as usize];
+                return Some((char::from_u32(c)?, class, 3));
+            }
         }
         let c = self.text[at..].chars().next()?;
         Some((c, self.classes.of(c), c.len_utf8()))
@@ -240,22 +252,24 @@ impl Chars<'_> {
 
     /// o200k's first alternative from `from` (after its optional first character): its end.
     fn o200k_lower_word(&self, from: usize) -> Option<usize> {
-        let upper_end = self.run(from, CASED_UPPER);
+        // The run of `[..]*`, and where the last of its characters that `[..]+` can take ends:
+        // one pass over a run of letters that are both, such as CJK.
+        let (mut upper_end, mut last_lower) = (from, None);
+        while let Some((_, class, width)) = self.at(upper_end) {
+            if class & CASED_UPPER == 0 {
+                break;
+            }
+            upper_end += width;
+            if class & CASED_LOWER != 0 {
+                last_lower = Some(upper_end);
+            }
+        }
         let lower_end = self.run(upper_end, CASED_LOWER);
+        // `[..]*` gives back to the last character `[..]+` can take.
         let end = if lower_end > upper_end {
             lower_end
         } else {
-            // `[..]*` gives back to the last character `[..]+` can take.
-            let mut end = None;
-            let mut at = from;
-            while at < upper_end {
-                let (_, class, width) = self.at(at)?;
-                at += width;
-                if class & CASED_LOWER != 0 {
-                    end = Some(at);
-                }
-            }
-            end?
+            last_lower?
         };
         Some(self.contraction(end).unwrap_or(end))
     }
@@ -545,6 +559,13 @@ mod tests {
         #[test]
         fn ascii_text_and_the_characters_that_may_continue_its_pieces_split_as_the_regex_splits_them(
             text in "([\\x00-\\x7f]{1,6}|[éſ\u{301}٣Ⅻ\u{3000}\u{a0}中🦀ǅʰ]){0,40}",
+        ) {
+            assert_same_pieces(&text);
+        }
+
+        #[test]
+        fn scripts_digits_punctuation_and_white_space_mixed_split_as_the_regex_splits_them(
+            text in r"([ぁ-んァ-ヶ一-龥、。「」ー・]{1,12}|[가-힣]{1,4}|[α-ωΑ-Ω]{1,4}|[а-яА-Я]{1,4}|[٠-٩0-9０-９]{1,5}|[ \t\n\r\x{3000}\x{a0}]{1,4}|[!-/:-@\[-`{-~]{1,3}|[a-zA-Z\x27]{1,6}|[\x{300}-\x{36f}\x{3099}\x{309a}]|[🦀🎉€£¥©]|\PC){0,40}",
         ) {
             assert_same_pieces(&text);
         }
