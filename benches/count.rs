@@ -108,6 +108,21 @@ fn code() -> String {
     text
 }
 
+/// The Japanese and Chinese texts this machine has: Vim's Japanese tutor, GnuPG's help in
+/// Japanese and Chinese, systemd's Chinese catalog, one after another.
+const CJK_FILES: [&str; 4] = [
+    "/usr/share/vim/vim90/tutor/tutor.ja.utf-8",
+    "/usr/share/gnupg/help.ja.txt",
+    "/usr/share/gnupg/help.zh_CN.txt",
+    "/usr/lib/systemd/catalog/systemd.zh_CN.catalog",
+];
+
+/// Real CJK prose: [`CJK_FILES`], those this machine has.
+fn cjk() -> String {
+    let texts = CJK_FILES.iter().map(|path| std::fs::read_to_string(path));
+    texts.flatten().collect()
+}
+
 /// `text` repeated or cut to `bytes`, on a char boundary.
 fn sized(text: &str, bytes: usize) -> String {
     let mut sized = text.repeat(bytes / text.len().max(1) + 1);
@@ -158,7 +173,7 @@ fn main() {
     let listing = corpus::RealListing::Absolute
         .of(10_000_000)
         .unwrap_or_else(|_| corpus::listing_of(10_000_000));
-    let (prose, code) = (prose(), code());
+    let (prose, code, cjk) = (prose(), code(), cjk());
     let mut ordinary = Vec::new();
     for (size, label) in [(125_000, "125 KB"), (10_000_000, "10 MB")] {
         for (what, text) in [
@@ -167,6 +182,7 @@ fn main() {
             ("code (`/usr/include`)", sized(&code, size)),
             ("minified JSON", corpus::minified_json(size)),
             ("CJK with code", corpus::japanese_with_code(size)),
+            ("CJK prose (Vim, GnuPG, systemd)", sized(&cjk, size)),
             ("base64", corpus::base64(size)),
         ] {
             if !text.is_empty() {
