@@ -382,6 +382,31 @@ fn real_tokenizers_cap_hostile_outputs_with_exact_counts() {
     }
 }
 
+/// A text that starts with `מּ`, which NFC makes a letter and a mark, two words with the
+/// offsets of one character: no head may be counted from between them (found by the property
+/// test below).
+#[test]
+fn a_character_nfc_makes_two_words_is_no_place_to_count_a_head_from() {
+    let Some(files) =
+        real_files("a_character_nfc_makes_two_words_is_no_place_to_count_a_head_from")
+    else {
+        return;
+    };
+    // `מּ` (U+FB3E), symbols, then words and a run of tabs.
+    let text = format!(
+        "\u{FB3E}®A®A{{🌀0\u{FDF3}Aa {}{}",
+        "word 12 ".repeat(40),
+        "\t".repeat(1400)
+    );
+    for keep in [Keep::Head, Keep::HeadTail] {
+        let limit = ToolLimit::new(60).unwrap().with_keep(keep);
+        for file in &files {
+            let tokenizer = HfTokenizer::shared(file).unwrap();
+            check_with(&text, &limit, &*tokenizer, &reference(file));
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 

@@ -113,8 +113,12 @@ impl HfTokenizer {
             return Vec::new();
         }
         let (words, offsets) = (encoded.get_word_ids(), encoded.get_offsets());
+        // A word start where the tokens before it end: a character the normalizer makes two
+        // (`מּ` is `מ` and a mark, two words) gives its words the same offsets, and none of them
+        // but the first starts where the text can be cut.
         let mut starts: Vec<Mark> = (1..tokens)
             .filter(|&i| words[i].is_some() && words[i] != words[i - 1])
+            .filter(|&i| offsets[i - 1].1 <= offsets[i].0)
             .map(|i| Mark {
                 at: offsets[i].0,
                 tokens: i,
