@@ -44,8 +44,9 @@ fn few_bytes_word(piece: &str) -> Option<ByteSet> {
 ///
 /// Its vocabularies are tiktoken-rs's. A text is split into pieces by a pre-tokenizer written
 /// for these two vocabularies, not by tiktoken-rs's regex, which takes most of its time: each
-/// piece is then looked up whole, or taken from the thread's cache of the pieces it merged last
-/// (`piece_cache`), or merged pair by pair as tiktoken merges it. A piece of more than 1 KiB is
+/// piece is then looked up whole if it is short, or taken from the thread's cache of the pieces
+/// it saw last (`piece_cache`), or looked up whole or merged pair by pair as tiktoken merges it,
+/// and kept there. A piece of more than 1 KiB is
 /// encoded by the white-space BPE below if it is white space, by its blocks if it is one
 /// character repeated, by the BPE of its bytes if it is a long word of few of them, else by
 /// tiktoken-rs.
