@@ -119,7 +119,7 @@ const CJK_FILES: [&str; 4] = [
 
 /// Real CJK prose: [`CJK_FILES`], those this machine has.
 fn cjk() -> String {
-    let texts = CJK_FILES.iter().map(|path| std::fs::read_to_string(path));
+    let texts = CJK_FILES.iter().map(std::fs::read_to_string);
     texts.flatten().collect()
 }
 
