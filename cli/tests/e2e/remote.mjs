@@ -15,6 +15,7 @@
 
 import assert from "node:assert/strict";
 import { execFileSync, spawn } from "node:child_process";
+import { once } from "node:events";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -30,7 +31,6 @@ const require = createRequire(path.join(parts, "package.json"));
 const { Client } = require("@modelcontextprotocol/sdk/client/index.js");
 const { StdioClientTransport } = require("@modelcontextprotocol/sdk/client/stdio.js");
 const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/client/streamableHttp.js");
-const { setTimeout: sleep } = await import("node:timers/promises");
 const here = path.dirname(fileURLToPath(import.meta.url));
 const count = (text) => Number(execFileSync(binary, ["count"], { input: text, maxBuffer: 1 << 30 }));
 const NOTE = /\ntruncated: \d+ tokens dropped, refine your query$/;
@@ -157,5 +157,9 @@ if (existsSync(bin(parts, "claude"))) {
 } else {
   console.log(`skipped Claude Code: ${bin(parts, "claude")} is not installed (.ci/run installs it)`);
 }
-proxy.kill("SIGTERM");
-await sleep(100);
+// Both ended, and waited for: the server's stderr, a pipe, would keep this script running.
+for (const child of [proxy, server].filter((child) => child.exitCode === null && child.signalCode === null)) {
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  await exited;
+}
