@@ -35,6 +35,7 @@ mod pending;
 mod remote;
 mod result;
 mod run;
+mod runtime;
 mod signals;
 
 use args::{Args, Command};

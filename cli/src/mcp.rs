@@ -37,11 +37,7 @@ const SILENCE: Duration = Duration::from_millis(200);
 pub(crate) fn proxy(args: &LimitArgs, command: &[String]) -> Result<u8, Failure> {
     let limits = Config::for_every_tool(args)?.limits;
     crate::allocator::give_large_blocks_back();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
+    let runtime = crate::runtime::runtime(Some(2))?;
     // On this thread, the main one, so that the server dies with the process (`child::command`).
     let outcome = runtime.block_on(relay(limits, command));
     // Reading stdin may still block a thread: do not wait for it.

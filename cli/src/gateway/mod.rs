@@ -59,10 +59,7 @@ pub(crate) fn gateway(args: &GatewayArgs) -> Result<u8, Failure> {
     let gateway = Arc::new(Gateway::new(args, &upstream_url)?);
     crate::allocator::give_large_blocks_back();
     raise_open_file_limit();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
+    let runtime = crate::runtime::runtime(None)?;
     // With a host, on a free port of its own; alone, on the port users point their hosts at.
     let listen = args.listen.unwrap_or(match known {
         Some(_) => SocketAddr::new(Ipv4Addr::LOCALHOST.into(), 0),
@@ -118,10 +115,7 @@ pub(crate) fn mcp_listen(
              credentials to the server and authenticates no one"
         );
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
+    let runtime = crate::runtime::runtime(None)?;
     let outcome = runtime.block_on(async {
         let (listener, address) = bind(listen).await?;
         let path = shown

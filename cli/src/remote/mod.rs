@@ -25,11 +25,7 @@ pub(crate) fn bridge(args: &LimitArgs, remote: &RemoteArgs) -> Result<u8, Failur
     let url = remote.url.as_deref().expect("the bridge runs with --url");
     let remote = Remote::new(url, &remote.headers, CONNECT_TIMEOUT).map_err(Failure::usage)?;
     crate::allocator::give_large_blocks_back();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| Failure::io(format!("cannot start the runtime: {e}")))?;
+    let runtime = crate::runtime::runtime(Some(2))?;
     let outcome = runtime.block_on(bridge::bridge(limits, remote));
     // Reading stdin may still block a thread: do not wait for it.
     runtime.shutdown_background();
