@@ -9,8 +9,8 @@
 //! push each other out; a new piece takes an empty slot of its set, else the oldest. A piece is
 //! only ever answered by a slot that holds exactly its bytes, of the same vocabulary.
 //!
-//! The slots are allocated zeroed, and a zero tag marks a slot empty: a thread that counts one
-//! short text touches only the pages of the slots it fills.
+//! A zero tag marks a slot empty, so the keys and tokens need no other start than zeroed
+//! memory, which the allocator hands out without writing it.
 
 use std::cell::RefCell;
 use std::hash::Hasher;
@@ -52,7 +52,7 @@ struct Slots {
 
 impl Slots {
     fn new() -> Self {
-        // All zero: allocated zeroed, and paged in only where written.
+        // All zero but what each slot holds: allocated zeroed, not written.
         Slots {
             tags: vec![[0; WAYS]; SETS].into_boxed_slice(),
             next: vec![0; SETS].into_boxed_slice(),
