@@ -7,8 +7,11 @@
 //!   2026-07-28 revision, which has no `initialize`, says its revision in its `_meta`, and goes
 //!   with it. Once initialized, the server's own stream (GET) is opened, when it offers one,
 //!   for the requests it makes of the host (sampling, elicitation, roots).
-//! - Each of the host's messages is sent as it comes, without waiting for the answers to those
-//!   before it: a long tool call holds up nothing.
+//! - Each of the host's requests is sent as it comes, without waiting for the answers to those
+//!   before it: a long tool call holds up nothing. A notification, or the host's response to a
+//!   request of the server's, is accepted by the server before the next message is sent, so
+//!   that the server reads them in the host's order: the `tools/list` after
+//!   `notifications/initialized` lists the tools a server adds once initialized.
 //! - When the server cannot be reached, refuses a request (401, 404) or breaks off its answer
 //!   before the response to a request, the host gets an error response for that request,
 //!   naming the server's URL (never a header's value), and a line on stderr; the bridge goes
@@ -23,7 +26,7 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use hyper::header::HeaderValue;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, BufWriter};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 use tokio::task::{AbortHandle, JoinSet};
 use tool_output_cap::ToolOutputLimits;
 
@@ -105,7 +108,15 @@ async fn read_host(relay: &Relay, pending: &Mutex<Pending>, posts: &mut JoinSet<
             continue;
         }
         lock(pending).note_host_message(&line);
-        posts.spawn(relay.clone().post(line.trim_ascii_end().to_vec()));
+        let line = line.trim_ascii_end().to_vec();
+        let sent = Sent::of(&line);
+        let request = sent.raw_id.is_some();
+        let (accepted, acceptance) = oneshot::channel();
+        posts.spawn(relay.clone().post(sent, line, accepted));
+        if !request {
+            // Accepted, or refused: the error goes nowhere, as a notification has no answer.
+            let _ = acceptance.await;
+        }
         // The POSTs done are forgotten as the host goes on.
         while posts.try_join_next().is_some() {}
     }
@@ -159,14 +170,15 @@ impl Sent {
 
 impl Relay {
     /// Sends the host's `line` to the server, and its answer's messages to the host; for a
-    /// request the server does not answer, an error response.
-    async fn post(self, line: Vec<u8>) {
-        let sent = Sent::of(&line);
-        let answered = match self
+    /// request the server does not answer, an error response. `accepted` is sent once the
+    /// server's answer has begun.
+    async fn post(self, sent: Sent, line: Vec<u8>, accepted: oneshot::Sender<()>) {
+        let posted = self
             .remote
             .post(Bytes::from(line), sent.version.clone())
-            .await
-        {
+            .await;
+        let _ = accepted.send(());
+        let answered = match posted {
             Ok(mut messages) => {
                 let mut answered = false;
                 while let Some(message) = messages.next().await {

@@ -1,9 +1,13 @@
 //! A fake remote MCP server over Streamable HTTP, of the tests' own: it answers in JSON or in
 //! server-sent events as a test asks, may require a bearer token, records every request, and
-//! may break off a stream, forget its sessions, or send the host a request of its own.
+//! may break off a stream, forget its sessions, or send the host a request of its own. Like the
+//! official `server-everything`, it adds a tool once the host says it is initialized, and takes
+//! its time over that notification.
 
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, StreamBody};
@@ -40,6 +44,8 @@ pub struct Remote {
     sessions: Arc<Mutex<u32>>,
     /// The session the server knows, if any: forgotten as a restart forgets it.
     live: Arc<Mutex<Option<String>>>,
+    /// Whether the host said it is initialized: the tool `late` is listed from then on.
+    initialized: Arc<AtomicBool>,
     answers: Answers,
 }
 
@@ -55,6 +61,7 @@ impl Remote {
             got: Arc::default(),
             sessions: Arc::default(),
             live: Arc::default(),
+            initialized: Arc::default(),
             answers,
         };
         let serving = remote.clone();
@@ -137,6 +144,11 @@ impl Remote {
                 vec![json!({"jsonrpc": "2.0", "id": "server-1", "method": "roots/list"})],
                 Ends::Never,
             ),
+            _ if message["method"] == "notifications/initialized" => {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                self.initialized.store(true, Ordering::SeqCst);
+                status(202)
+            }
             _ => self.answer_post(&message),
         }
     }
@@ -153,7 +165,13 @@ impl Remote {
             "initialize" => {
                 json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}}, "serverInfo": {"name": "fake", "version": "1"}})
             }
-            "tools/list" => json!({"tools": [{"name": "list", "inputSchema": {"type": "object"}}]}),
+            "tools/list" => {
+                let mut tools = vec![json!({"name": "list", "inputSchema": {"type": "object"}})];
+                if self.initialized.load(Ordering::SeqCst) {
+                    tools.push(json!({"name": "late", "inputSchema": {"type": "object"}}));
+                }
+                json!({ "tools": tools })
+            }
             "tools/call" if message["params"]["name"] == "broken" => {
                 let progress = json!({"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 1, "progress": 1}});
                 return self.events(vec![progress], Ends::Broken);
