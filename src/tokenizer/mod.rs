@@ -12,6 +12,7 @@ mod pieces;
 mod pre_tokenizer;
 mod ranks;
 mod segments;
+mod short_piece_cache;
 mod subset_bpe;
 mod tiktoken;
 mod white_space;

@@ -4,7 +4,8 @@
 //! instead of a merge.
 //!
 //! One per thread, so that no lock is taken, of a fixed size: [`SLOTS`] pieces of up to
-//! [`KEY_MAX`] bytes, 1.3 MB. Four-way set-associative: a piece may sit in any of the four slots
+//! [`KEY_MAX`] bytes, 1.3 MB. Pieces of fewer than 8 bytes are kept in
+//! [`short_piece_cache`](super::short_piece_cache), a word each. Four-way set-associative: a piece may sit in any of the four slots
 //! of the set its hash picks, each with a tag of its hash, so that pieces that share a set do not
 //! push each other out; a new piece takes an empty slot of its set, else the oldest. A piece is
 //! only ever answered by a slot that holds exactly its bytes, of the same vocabulary.

@@ -88,7 +88,7 @@ impl ShortRanks {
 /// top byte. Read as two overlapping loads, which put the same byte in the same place, rather
 /// than copied byte by byte.
 #[inline]
-fn packed(bytes: &[u8]) -> u64 {
+pub(super) fn packed(bytes: &[u8]) -> u64 {
     let len = bytes.len();
     debug_assert!(len < 8);
     let word = if len >= 4 {

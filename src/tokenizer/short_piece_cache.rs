@@ -1,0 +1,258 @@
+//! The tokens of the short pieces a thread merged last, kept from one text to the next: pieces
+//! of fewer than 8 bytes that are no one token, which real text repeats (a base64 text's `xQz`,
+//! a Japanese word of two characters, a listing's `3.12`) and which [`piece_cache`] would hold
+//! in slots of 96 bytes.
+//!
+//! A piece, its vocabulary and its number of tokens make one word ([`Key`]), so that a look-up
+//! reads one cache line: the eight words of the set its hash picks. A piece is only ever
+//! answered by a word that holds exactly its bytes, its length and its vocabulary. [`SLOTS`]
+//! pieces, 768 KB for each thread that counts: 256 KB of words, and 512 KB of tokens, which only
+//! [`encode`] writes and reads, so that counting touches the words alone. A new piece takes an
+//! empty slot of its set, else the one its hash picks; a zero word marks a slot empty, so the
+//! slots need no other start than zeroed memory, which the allocator hands out without writing
+//! it.
+//!
+//! [`piece_cache`]: super::piece_cache
+
+use std::cell::RefCell;
+
+use tiktoken_rs::Rank;
+
+use super::ranks::packed;
+use super::Encoding;
+
+/// Pieces of fewer than this many bytes are kept here.
+pub(super) const SHORT: usize = 8;
+
+/// The slots a piece may take: those of its set, one cache line of words.
+const WAYS: usize = 8;
+const SET_BITS: u32 = 12;
+const SETS: usize = 1 << SET_BITS;
+const SLOTS: usize = SETS * WAYS;
+
+/// The tokens kept of a piece of up to this many; of a piece of more, its count alone.
+const TOKENS_KEPT: usize = 4;
+
+/// A piece's bytes and length ([`packed`]: bits 0 to 58), its vocabulary (bit 59), its number of
+/// tokens (bits 60 to 62: a piece of 7 bytes has at most 7) and whether its tokens are kept (bit
+/// 63).
+type Key = u64;
+const VOCABULARY: u32 = 59;
+const COUNT: u32 = 60;
+const KEPT: Key = 1 << 63;
+/// The bits that say which piece a word holds.
+const PIECE: Key = (1 << COUNT) - 1;
+
+// The vocabulary takes one bit.
+const _: () = assert!((Encoding::Cl100kBase as u8) < 2 && (Encoding::O200kBase as u8) < 2);
+
+/// A thread's slots, by set: a look-up reads its set's words, then, to encode, one slot's tokens.
+struct Slots {
+    keys: Box<[[Key; WAYS]]>,
+    tokens: Box<[[Rank; TOKENS_KEPT]]>,
+    /// Where a merge pushes a piece's tokens while the slots are borrowed.
+    merged: Vec<Rank>,
+}
+
+impl Slots {
+    fn new() -> Self {
+        Slots {
+            keys: vec![[0; WAYS]; SETS].into_boxed_slice(),
+            tokens: vec![[0; TOKENS_KEPT]; SLOTS].into_boxed_slice(),
+            merged: Vec::with_capacity(SHORT),
+        }
+    }
+
+    /// The bytes the slots take, as allocated.
+    #[cfg(test)]
+    fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.keys) + std::mem::size_of_val(&*self.tokens)
+    }
+}
+
+thread_local! {
+    static SLOTS_OF_THIS_THREAD: RefCell<Slots> = RefCell::new(Slots::new());
+}
+
+/// The word of `piece` in `encoding`, without its count, and its set.
+#[inline(always)]
+fn key_of(encoding: Encoding, piece: &[u8]) -> (Key, usize) {
+    debug_assert!(!piece.is_empty() && piece.len() < SHORT);
+    let key = packed(piece) | Key::from(encoding as u8) << VOCABULARY;
+    let set = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SET_BITS)) as usize;
+    (key, set)
+}
+
+/// The way of `set` that holds `key`.
+#[inline(always)]
+fn way_of(set: &[Key; WAYS], key: Key) -> Option<usize> {
+    set.iter().position(|&held| held & PIECE == key)
+}
+
+/// The way a new piece takes in `set`: an empty one, else the one `key` picks.
+fn vacant(set: &[Key; WAYS], key: Key) -> usize {
+    set.iter()
+        .position(|&held| held == 0)
+        .unwrap_or((key.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 61) as usize)
+}
+
+/// The number of tokens of `piece`, of 1 to 7 bytes, in `encoding`: as kept, or as `merge`
+/// pushes them on a vector, then kept.
+#[inline]
+pub(super) fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Vec<Rank>)) -> usize {
+    let (key, set) = key_of(encoding, piece);
+    SLOTS_OF_THIS_THREAD.with(|slots| {
+        let slots = &mut *slots.borrow_mut();
+        let keys = &mut slots.keys[set];
+        if let Some(way) = way_of(keys, key) {
+            return (keys[way] >> COUNT & 0b111) as usize;
+        }
+        slots.merged.clear();
+        merge(&mut slots.merged);
+        let count = slots.merged.len();
+        keys[vacant(keys, key)] = key | (count as Key) << COUNT;
+        count
+    })
+}
+
+/// Pushes the tokens of `piece`, of 1 to 7 bytes, in `encoding` on `tokens`: as kept, or as
+/// `merge` pushes them, then kept.
+#[inline]
+pub(super) fn encode(
+    encoding: Encoding,
+    piece: &[u8],
+    tokens: &mut Vec<Rank>,
+    merge: impl FnOnce(&mut Vec<Rank>),
+) {
+    let (key, set) = key_of(encoding, piece);
+    SLOTS_OF_THIS_THREAD.with(|slots| {
+        let slots = &mut *slots.borrow_mut();
+        let found = way_of(&slots.keys[set], key);
+        if let Some(way) = found.filter(|&way| slots.keys[set][way] & KEPT != 0) {
+            let count = (slots.keys[set][way] >> COUNT & 0b111) as usize;
+            tokens.extend_from_slice(&slots.tokens[set * WAYS + way][..count]);
+            return;
+        }
+        let start = tokens.len();
+        merge(tokens);
+        let merged = &tokens[start..];
+        let way = found.unwrap_or_else(|| vacant(&slots.keys[set], key));
+        let mut word = key | (merged.len() as Key) << COUNT;
+        if merged.len() <= TOKENS_KEPT {
+            slots.tokens[set * WAYS + way][..merged.len()].copy_from_slice(merged);
+            word |= KEPT;
+        }
+        slots.keys[set][way] = word;
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A merge that must not run: the piece was kept.
+    fn kept(_: &mut Vec<Rank>) {
+        panic!("merged again");
+    }
+
+    #[test]
+    fn a_thread_keeps_the_768_kb_the_docs_say() {
+        assert_eq!(Slots::new().bytes(), 768 * 1024);
+    }
+
+    #[test]
+    fn a_piece_is_merged_once_counted_then_encoded_then_answered_with_its_tokens() {
+        let piece = b"xQzK";
+        let mut merges = 0;
+        let mut merge = |out: &mut Vec<Rank>| {
+            merges += 1;
+            out.extend([11, 12]);
+        };
+        assert_eq!(count(Encoding::O200kBase, piece, &mut merge), 2);
+        assert_eq!(count(Encoding::O200kBase, piece, kept), 2);
+        // Counting keeps the count alone: encoding merges once more, then keeps the tokens.
+        let mut out = vec![9];
+        encode(Encoding::O200kBase, piece, &mut out, &mut merge);
+        assert_eq!(merges, 2);
+        encode(Encoding::O200kBase, piece, &mut out, kept);
+        assert_eq!(out, [9, 11, 12, 11, 12]);
+    }
+
+    #[test]
+    fn another_vocabulary_length_or_bytes_is_not_answered_from_a_slot() {
+        encode(Encoding::O200kBase, b"ab\0", &mut Vec::new(), |out| {
+            out.push(7)
+        });
+        for (encoding, piece) in [
+            (Encoding::Cl100kBase, &b"ab\0"[..]),
+            (Encoding::O200kBase, b"ab"),
+            (Encoding::O200kBase, b"ab\0\0"),
+            (Encoding::O200kBase, b"ac\0"),
+        ] {
+            let mut merged = false;
+            let n = count(encoding, piece, |out| {
+                merged = true;
+                out.extend([8, 8, 8]);
+            });
+            assert!(merged, "{encoding:?} {piece:?}");
+            assert_eq!(n, 3);
+        }
+    }
+
+    #[test]
+    fn a_piece_of_more_tokens_than_kept_keeps_its_count_and_is_merged_again_to_encode() {
+        let piece = b"1234567";
+        let tokens: Vec<Rank> = (1..=7).collect();
+        let mut out = Vec::new();
+        encode(Encoding::Cl100kBase, piece, &mut out, |o| o.extend(&tokens));
+        assert_eq!(count(Encoding::Cl100kBase, piece, kept), 7);
+        let mut merged = false;
+        encode(Encoding::Cl100kBase, piece, &mut out, |o| {
+            merged = true;
+            o.extend(&tokens);
+        });
+        assert!(merged);
+        assert_eq!(out.len(), 14);
+    }
+
+    #[test]
+    fn slots_overwritten_by_many_pieces_still_answer_each_exactly() {
+        // Far more pieces than slots, each with tokens of its own: every answer is its own.
+        let pieces: Vec<String> = (0..3 * SLOTS).map(|i| format!("{i:x}")).collect();
+        let tokens_of = |i: usize| [i as Rank, i as Rank + 1];
+        for round in 0..2 {
+            for (i, piece) in pieces.iter().enumerate() {
+                let mut out = Vec::new();
+                encode(Encoding::O200kBase, piece.as_bytes(), &mut out, |out| {
+                    out.extend(tokens_of(i))
+                });
+                assert_eq!(out, tokens_of(i), "{piece}, round {round}");
+                let n = count(Encoding::O200kBase, piece.as_bytes(), |out| {
+                    out.extend(tokens_of(i))
+                });
+                assert_eq!(n, 2, "{piece}, round {round}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_eight_pieces_of_a_set_all_stay() {
+        let (_, set) = key_of(Encoding::O200kBase, b"s0");
+        let sharing: Vec<String> = (0..)
+            .map(|i| format!("s{i}"))
+            .filter(|p| key_of(Encoding::O200kBase, p.as_bytes()).1 == set)
+            .take(WAYS)
+            .collect();
+        for (i, piece) in sharing.iter().enumerate() {
+            count(Encoding::O200kBase, piece.as_bytes(), |out| {
+                out.extend(std::iter::repeat_n(0, i % 7 + 1))
+            });
+        }
+        for (i, piece) in sharing.iter().enumerate() {
+            assert_eq!(
+                count(Encoding::O200kBase, piece.as_bytes(), kept),
+                i % 7 + 1
+            );
+        }
+    }
+}
