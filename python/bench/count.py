@@ -11,6 +11,7 @@ Every count is checked to be the same in every engine. gigatoken and tiktoken re
 own vocabulary file (tests/conftest.py); without them, the bench says what it skipped.
 
     python python/bench/count.py
+    python python/bench/count.py 125 KB    # only the rows whose label holds `125 KB`
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ def cells(timed: list[tuple[float, int]]) -> str:
     return " | ".join(shown + ratios)
 
 
-def main() -> None:
+def main(only: str) -> None:
     # One core, for every engine and every process this one starts.
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     try:
@@ -173,7 +174,7 @@ def main() -> None:
         print(f"toc.count against gigatoken and tiktoken: skipped ({type(error).__name__}: {error})")
         return
     columns = "toc ms | gigatoken ms | tiktoken ms | gigatoken / toc | tiktoken / toc"
-    rows = texts()
+    rows = [(what, text) for what, text in texts() if only in what]
     print(f"\n| warm, one core | {columns} |\n| --- |{' ---: |' * 5}")
     for what, text in rows:
         print(f"| {what} | {cells(warm(counts, text))} |", flush=True)
@@ -189,4 +190,4 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["--cold"]:
         cold_child(*sys.argv[2:5])
     else:
-        main()
+        main(" ".join(sys.argv[1:]))
