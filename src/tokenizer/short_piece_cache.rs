@@ -1,16 +1,17 @@
-//! The tokens of the short pieces a thread merged last, kept from one text to the next: pieces
-//! of fewer than 8 bytes that are no one token, which real text repeats (a base64 text's `xQz`,
-//! a Japanese word of two characters, a listing's `3.12`) and which [`piece_cache`] would hold
-//! in slots of 96 bytes.
+//! The tokens of the short pieces a thread met last, kept from one text to the next: pieces of
+//! fewer than 8 bytes but the tokens of one or two bytes, which real text repeats (prose's
+//! ` which`, a base64 text's `xQz`, a Japanese word of two characters, a listing's `3.12`), one
+//! token or more, and which [`piece_cache`] would hold in slots of 96 bytes. A piece that is one
+//! token is found here in a table of 256 KB that stays in the CPU's caches, where the
+//! vocabulary's table of short tokens is 4 MB.
 //!
 //! A piece, its vocabulary and its number of tokens make one word ([`Key`]), so that a look-up
 //! reads one cache line: the eight words of the set its hash picks. A piece is only ever
 //! answered by a word that holds exactly its bytes, its length and its vocabulary. [`SLOTS`]
-//! pieces, 768 KB for each thread that counts: 256 KB of words, and 512 KB of tokens, which only
-//! [`encode`] writes and reads, so that counting touches the words alone. A new piece takes an
-//! empty slot of its set, else the one its hash picks; a zero word marks a slot empty, so the
-//! slots need no other start than zeroed memory, which the allocator hands out without writing
-//! it.
+//! pieces, 768 KB for each thread that encodes: 256 KB of words, and 512 KB of tokens, which
+//! only [`encode`] writes and reads, and allocates on its first call, so that a thread that only
+//! counts has the words alone. A new piece takes an empty slot of its set, else the one its hash
+//! picks; a zero word marks a slot empty, so the words need no other start than zeroed memory.
 //!
 //! [`piece_cache`]: super::piece_cache
 
@@ -49,7 +50,8 @@ const _: () = assert!((Encoding::Cl100kBase as u8) < 2 && (Encoding::O200kBase a
 /// A thread's slots, by set: a look-up reads its set's words, then, to encode, one slot's tokens.
 struct Slots {
     keys: Box<[[Key; WAYS]]>,
-    tokens: Box<[[Rank; TOKENS_KEPT]]>,
+    /// By slot; empty until the thread first encodes.
+    tokens: Vec<[Rank; TOKENS_KEPT]>,
     /// Where a merge pushes a piece's tokens while the slots are borrowed.
     merged: Vec<Rank>,
 }
@@ -58,7 +60,7 @@ impl Slots {
     fn new() -> Self {
         Slots {
             keys: vec![[0; WAYS]; SETS].into_boxed_slice(),
-            tokens: vec![[0; TOKENS_KEPT]; SLOTS].into_boxed_slice(),
+            tokens: Vec::new(),
             merged: Vec::with_capacity(SHORT),
         }
     }
@@ -66,7 +68,7 @@ impl Slots {
     /// The bytes the slots take, as allocated.
     #[cfg(test)]
     fn bytes(&self) -> usize {
-        std::mem::size_of_val(&*self.keys) + std::mem::size_of_val(&*self.tokens)
+        std::mem::size_of_val(&*self.keys) + self.tokens.capacity() * TOKENS_KEPT * 4
     }
 }
 
@@ -138,6 +140,9 @@ pub(super) fn encode(
         let merged = &tokens[start..];
         let way = found.unwrap_or_else(|| vacant(&slots.keys[set], key));
         let mut word = key | (merged.len() as Key) << COUNT;
+        if slots.tokens.is_empty() {
+            slots.tokens = vec![[0; TOKENS_KEPT]; SLOTS];
+        }
         if merged.len() <= TOKENS_KEPT {
             slots.tokens[set * WAYS + way][..merged.len()].copy_from_slice(merged);
             word |= KEPT;
@@ -156,8 +161,14 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_keeps_the_768_kb_the_docs_say() {
-        assert_eq!(Slots::new().bytes(), 768 * 1024);
+    fn a_thread_keeps_256_kb_to_count_and_768_kb_once_it_encodes() {
+        assert_eq!(Slots::new().bytes(), 256 * 1024);
+        count(Encoding::O200kBase, b"xQz", |out| out.push(1));
+        SLOTS_OF_THIS_THREAD.with(|slots| assert_eq!(slots.borrow().bytes(), 256 * 1024));
+        encode(Encoding::O200kBase, b"xQz", &mut Vec::new(), |out| {
+            out.push(1)
+        });
+        SLOTS_OF_THIS_THREAD.with(|slots| assert_eq!(slots.borrow().bytes(), 768 * 1024));
     }
 
     #[test]

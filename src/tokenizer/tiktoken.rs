@@ -99,12 +99,13 @@ impl Tiktoken {
         self.encoding
     }
 
-    /// The rank of `piece` if it is a token of fewer than 8 bytes, found without a hash. A
-    /// longer piece is looked up in the thread's cache first, which answers a piece seen
-    /// again, one token or more, with one hash.
+    /// The rank of `piece` if it is a token of one or two bytes, found in a table without a
+    /// hash. A longer piece is looked up in the thread's caches first, which answer a piece seen
+    /// again, one token or more, with one hash, from a smaller table than the vocabulary's: a
+    /// session's words are found there while the vocabulary's table has left the CPU's caches.
     #[inline(always)]
     fn short_token(&self, piece: &[u8]) -> Option<Rank> {
-        (piece.len() < 8).then(|| self.ranks.get(piece)).flatten()
+        (piece.len() < 3).then(|| self.ranks.get(piece)).flatten()
     }
 
     /// The tokens of `piece`, of at most [`MERGED_HERE`] bytes, pushed on `tokens`: its own if it
@@ -125,7 +126,7 @@ impl Tiktoken {
                 tokens.push(rank);
             } else if piece.len() < short_piece_cache::SHORT {
                 short_piece_cache::encode(self.encoding, bytes, &mut tokens, |tokens| {
-                    self.ranks.encode(bytes, tokens)
+                    self.merged(bytes, tokens)
                 });
             } else if piece.len() <= piece_cache::KEY_MAX {
                 piece_cache::encode(self.encoding, bytes, &mut tokens, |tokens| {
@@ -151,7 +152,7 @@ impl Tiktoken {
                     1
                 } else if piece.len() < short_piece_cache::SHORT {
                     short_piece_cache::count(self.encoding, bytes, |tokens| {
-                        self.ranks.encode(bytes, tokens)
+                        self.merged(bytes, tokens)
                     })
                 } else if piece.len() <= piece_cache::KEY_MAX {
                     piece_cache::count(self.encoding, bytes, |tokens| self.merged(bytes, tokens))
