@@ -7,8 +7,9 @@ base64) and on minified JSON, each at 125 KB and 10 MB,
 - cold: the first count in a fresh process, the engine loaded before the clock starts (each
   counts "a" first, which reads its vocabulary); the least of three processes each.
 
-Every count is checked to be the same in every engine. gigatoken and tiktoken read the crate's
-own vocabulary file (tests/conftest.py); without them, the bench says what it skipped.
+Every count is checked to be the same in every engine: a row where one differs says so, and the
+bench exits with an error at the end. gigatoken and tiktoken read the crate's own vocabulary
+file (tests/conftest.py); without them, the bench says what it skipped.
 
     python python/bench/count.py
     python python/bench/count.py 125 KB    # only the rows whose label holds `125 KB`
@@ -150,10 +151,14 @@ def cold_child(name: str, path: str, vocabulary: str) -> None:
     print(time.perf_counter() - started, tokens)
 
 
+DIFFERENT = []
+
+
 def cells(timed: list[tuple[float, int]]) -> str:
     """Each engine's milliseconds, then the binding's speed against gigatoken's and tiktoken's
-    (above 1: the binding is faster)."""
+    (above 1: the binding is faster); a count that differs from the binding's is noted."""
     tokens = timed[0][1]
+    DIFFERENT.extend(t for _, t in timed if t != tokens)
     shown = [f"{s * 1e3:.2f}" + ("" if t == tokens else f" ({t} tokens, not {tokens})") for s, t in timed]
     ratios = [f"{other / timed[0][0]:.2f}" for other, _ in timed[1:]]
     return " | ".join(shown + ratios)
@@ -184,6 +189,8 @@ def main(only: str) -> None:
             path = Path(scratch) / f"{i}.txt"
             path.write_text(text, encoding="utf-8")
             print(f"| {what} | {cells([cold(name, path, vocabulary) for name in ENGINES])} |", flush=True)
+    if DIFFERENT:
+        sys.exit(f"{len(DIFFERENT)} counts differ from the binding's: see the rows that say so")
 
 
 if __name__ == "__main__":
