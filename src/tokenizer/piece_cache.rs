@@ -4,11 +4,12 @@
 //! instead of a merge.
 //!
 //! One per thread, so that no lock is taken, of a fixed size: [`SLOTS`] pieces of up to
-//! [`KEY_MAX`] bytes, 1.3 MB. Pieces of fewer than 8 bytes are kept in
-//! [`short_piece_cache`](super::short_piece_cache), a word each. Four-way set-associative: a piece may sit in any of the four slots
-//! of the set its hash picks, each with a tag of its hash, so that pieces that share a set do not
-//! push each other out; a new piece takes an empty slot of its set, else the oldest. A piece is
-//! only ever answered by a slot that holds exactly its bytes, of the same vocabulary.
+//! [`KEY_MAX`] bytes, 1.3 MB; [`count`] and [`encode`] keep a piece of fewer than 8 bytes in
+//! [`short_piece_cache`] instead, a word each. Four-way set-associative: a piece may sit in any
+//! of the four slots of the set its hash picks, each with a tag of its hash, so that pieces that
+//! share a set do not push each other out; a new piece takes an empty slot of its set, else the
+//! oldest. A piece is only ever answered by a slot that holds exactly its bytes, of the same
+//! vocabulary.
 //!
 //! A zero tag marks a slot empty, so the keys and tokens need no other start than zeroed
 //! memory, which the allocator hands out without writing it.
@@ -19,7 +20,7 @@ use std::hash::Hasher;
 use rustc_hash::FxHasher;
 use tiktoken_rs::Rank;
 
-use super::Encoding;
+use super::{short_piece_cache, Encoding};
 
 /// Pieces of up to this many bytes are kept; longer ones are merged each time.
 pub(super) const KEY_MAX: usize = 96;
@@ -85,9 +86,12 @@ thread_local! {
     static SLOTS_OF_THIS_THREAD: RefCell<Slots> = RefCell::new(Slots::new());
 }
 
-/// The number of tokens of `piece`, at most [`KEY_MAX`] bytes, in `encoding`: as kept, or as
-/// `merge` pushes them on a vector, then kept.
+/// The number of tokens of `piece`, at most [`KEY_MAX`] bytes, in `encoding`: as kept here or in
+/// [`short_piece_cache`], or as `merge` pushes them on a vector, then kept.
 pub(super) fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Vec<Rank>)) -> usize {
+    if piece.len() < short_piece_cache::SHORT {
+        return short_piece_cache::count(encoding, piece, merge);
+    }
     with_slot(encoding, piece, |slot| match slot {
         Found(slot) => slot.count(),
         Vacant(slot) => {
@@ -99,14 +103,17 @@ pub(super) fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Ve
     })
 }
 
-/// Pushes the tokens of `piece`, at most [`KEY_MAX`] bytes, in `encoding` on `tokens`: as kept,
-/// or as `merge` pushes them, then kept.
+/// Pushes the tokens of `piece`, at most [`KEY_MAX`] bytes, in `encoding` on `tokens`: as kept
+/// here or in [`short_piece_cache`], or as `merge` pushes them, then kept.
 pub(super) fn encode(
     encoding: Encoding,
     piece: &[u8],
     tokens: &mut Vec<Rank>,
     merge: impl FnOnce(&mut Vec<Rank>),
 ) {
+    if piece.len() < short_piece_cache::SHORT {
+        return short_piece_cache::encode(encoding, piece, tokens, merge);
+    }
     with_slot(encoding, piece, |slot| match slot {
         Found(slot) if slot.count() <= TOKENS_MAX => {
             tokens.extend_from_slice(&slot.slots.tokens[slot.at][..slot.count()]);
@@ -305,8 +312,11 @@ mod tests {
 
     #[test]
     fn slots_overwritten_by_many_pieces_still_answer_each_exactly() {
-        // Far more pieces than slots, each with tokens of its own: every answer is its own.
-        let pieces: Vec<String> = (0..3 * SLOTS).map(|i| format!(" p{i}")).collect();
+        // Far more pieces than either table has slots, short and long, each with tokens of its
+        // own: every answer, counted or encoded, is its own.
+        let short = (0..100_000).map(|i| format!("{i:x}"));
+        let long = (0..3 * SLOTS).map(|i| format!(" piece-{i}"));
+        let pieces: Vec<String> = short.chain(long).collect();
         let tokens_of = |i: usize| [i as Rank, i as Rank + 1];
         for round in 0..2 {
             for (i, piece) in pieces.iter().enumerate() {
@@ -315,6 +325,10 @@ mod tests {
                     out.extend(tokens_of(i))
                 });
                 assert_eq!(out, tokens_of(i), "{piece}, round {round}");
+                let n = count(Encoding::O200kBase, piece.as_bytes(), |out| {
+                    out.extend(tokens_of(i))
+                });
+                assert_eq!(n, 2, "{piece}, round {round}");
             }
         }
     }

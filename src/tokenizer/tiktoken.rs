@@ -6,6 +6,7 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::{CoreBPE, Rank};
 
+use super::piece_cache;
 use super::pre_tokenizer::pieces;
 use super::ranks::{Ranks, MERGED_HERE};
 use super::subset_bpe::{ByteSet, SubsetBpe, SubsetBpes};
@@ -14,7 +15,6 @@ use super::{
     count_edited_from_last_piece, count_long_run, floor_char_boundary, prefix_over, sum_within,
     Encoding, LongRun, Mark, Prefix, SegmentCut, Tokenizer,
 };
-use super::{piece_cache, short_piece_cache};
 
 /// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
 /// so that no more than one chunk's tokens are held at a time.
@@ -45,7 +45,7 @@ fn few_bytes_word(piece: &str) -> Option<ByteSet> {
 /// Its vocabularies are tiktoken-rs's. A text is split into pieces by a pre-tokenizer written
 /// for these two vocabularies, not by tiktoken-rs's regex, which takes most of its time: each
 /// piece is then looked up whole if it is short, or taken from the thread's caches of the pieces
-/// it saw last (`short_piece_cache` under 8 bytes, `piece_cache` up to 96), or looked up whole or
+/// it saw last (`piece_cache`, up to 96 bytes), or looked up whole or
 /// merged pair by pair as tiktoken merges it, and kept there. A piece of more than 1 KiB is
 /// encoded by the white-space BPE below if it is white space, by its blocks if it is one
 /// character repeated, by the BPE of its bytes if it is a long word of few of them, else by
@@ -124,10 +124,6 @@ impl Tiktoken {
             let bytes = piece.as_bytes();
             if let Some(rank) = self.short_token(bytes) {
                 tokens.push(rank);
-            } else if piece.len() < short_piece_cache::SHORT {
-                short_piece_cache::encode(self.encoding, bytes, &mut tokens, |tokens| {
-                    self.merged(bytes, tokens)
-                });
             } else if piece.len() <= piece_cache::KEY_MAX {
                 piece_cache::encode(self.encoding, bytes, &mut tokens, |tokens| {
                     self.merged(bytes, tokens)
@@ -150,10 +146,6 @@ impl Tiktoken {
                 let bytes = piece.as_bytes();
                 if self.short_token(bytes).is_some() {
                     1
-                } else if piece.len() < short_piece_cache::SHORT {
-                    short_piece_cache::count(self.encoding, bytes, |tokens| {
-                        self.merged(bytes, tokens)
-                    })
                 } else if piece.len() <= piece_cache::KEY_MAX {
                     piece_cache::count(self.encoding, bytes, |tokens| self.merged(bytes, tokens))
                 } else if self.ranks.get(bytes).is_some() {
