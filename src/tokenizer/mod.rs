@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+mod ascii_runs;
 #[cfg(feature = "bpe-openai")]
 mod bpe_openai;
 mod encoding;

@@ -23,6 +23,7 @@
 
 use std::sync::LazyLock;
 
+use super::ascii_runs::{self, AsciiClass};
 use super::Encoding;
 
 /// A character's classes, as bits.
@@ -192,7 +193,8 @@ impl Chars<'_> {
     /// `\s*[\r\n]+`, `\s+(?!\S)` and `\s+` at `at`, in that order (after `\s++$` with
     /// `whole_at_end`): the end of the first that matches.
     fn white_space(&self, at: usize, whole_at_end: bool) -> Option<usize> {
-        let end = self.run(at, SPACE);
+        let ascii_end = ascii_runs::end(self.text.as_bytes(), at, AsciiClass::Space);
+        let end = self.run(ascii_end, SPACE);
         if end == at {
             return None;
         }
@@ -336,13 +338,12 @@ impl Chars<'_> {
         if next & LETTER != 0 {
             return word(self, at + 1);
         }
-        let punctuation = |class: Class| class & (SPACE | LETTER | NUMBER) == 0;
-        let start = if byte == b' ' && punctuation(next) {
+        let start = if byte == b' ' && next & (SPACE | LETTER | NUMBER) == 0 {
             at + 1
         } else {
             at
         };
-        let end = self.ascii_run(start, punctuation)?;
+        let end = self.ascii_run(start, AsciiClass::Punctuation)?;
         if end == start {
             return self.white_space(at, whole_at_end);
         }
@@ -355,29 +356,21 @@ impl Chars<'_> {
         self.classes.low[usize::from(byte)]
     }
 
-    /// The end of the run of ASCII characters whose classes are `in_run` from `at`; `None` if
-    /// the run ends at a character past ASCII.
+    /// The end of the run of ASCII characters of `class` from `at`; `None` if the run ends at a
+    /// character past ASCII.
     #[inline(always)]
-    fn ascii_run(&self, mut at: usize, in_run: impl Fn(Class) -> bool) -> Option<usize> {
+    fn ascii_run(&self, at: usize, class: AsciiClass) -> Option<usize> {
         let bytes = self.text.as_bytes();
-        while let Some(&byte) = bytes.get(at) {
-            if byte >= 0x80 {
-                return None;
-            }
-            if !in_run(self.ascii_class(byte)) {
-                break;
-            }
-            at += 1;
-        }
-        Some(at)
+        let end = ascii_runs::end(bytes, at, class);
+        bytes.get(end).is_none_or(u8::is_ascii).then_some(end)
     }
 
     /// o200k's words at an ASCII letter, `[A-Z]*[a-z]+` or `[A-Z]+[a-z]*` and a contraction:
     /// the end; `None` if a character past ASCII ends either run.
     #[inline(always)]
     fn o200k_ascii_word(&self, at: usize) -> Option<usize> {
-        let upper_end = self.ascii_run(at, |class| class & UPPER != 0)?;
-        let end = self.ascii_run(upper_end, |class| class & LOWER != 0)?;
+        let upper_end = self.ascii_run(at, AsciiClass::Upper)?;
+        let end = self.ascii_run(upper_end, AsciiClass::Lower)?;
         Some(self.contraction(end).unwrap_or(end))
     }
 
@@ -427,7 +420,7 @@ impl Chars<'_> {
     /// cl100k's word at an ASCII letter, `\p{L}++`; `None` if a character past ASCII ends it.
     #[inline(always)]
     fn cl100k_ascii_word(&self, at: usize) -> Option<usize> {
-        self.ascii_run(at, |class| class & LETTER != 0)
+        self.ascii_run(at, AsciiClass::Letter)
     }
 
     /// [`cl100k_piece`](Self::cl100k_piece) at any character: each alternative in order.
