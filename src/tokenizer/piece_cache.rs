@@ -35,30 +35,37 @@ const SLOTS: usize = 8192;
 const WAYS: usize = 4;
 const SETS: usize = SLOTS / WAYS;
 
+// [`holds`] reads a piece's first and last eight bytes.
+const _: () = assert!(short_piece_cache::SHORT >= 8);
+
 // A piece's length and its number of tokens, at most its length, are kept in bytes.
 const _: () = assert!(KEY_MAX <= u8::MAX as usize);
 
-/// A thread's slots, each field an array by slot: a look-up reads its set's tags, then the one
-/// key they point at.
+/// A thread's slots: a look-up reads its set's header, then the one key it points at, two cache
+/// lines where a hit is found.
 struct Slots {
-    /// Of each slot, the tag of its piece's hash and vocabulary; 0 where the slot is empty.
-    tags: Box<[[u32; WAYS]]>,
-    /// Of each set, the way its next new piece takes when none is empty.
-    next: Box<[u8]>,
-    /// Of each slot, its piece's vocabulary, length and number of tokens.
-    held: Box<[Held]>,
+    sets: Box<[Set]>,
     keys: Box<[[u8; KEY_MAX]]>,
-    /// Its tokens, if there are at most [`TOKENS_MAX`].
+    /// Of each slot, its tokens, if there are at most [`TOKENS_MAX`].
     tokens: Box<[[Rank; TOKENS_MAX]]>,
+}
+
+/// A set's header: of each of its slots, the tag of its piece's hash and vocabulary (0 where
+/// the slot is empty) and what it holds; and the way its next new piece takes when none is
+/// empty. Two to a cache line.
+#[derive(Default, Clone, Copy)]
+#[repr(align(32))]
+struct Set {
+    tags: [u32; WAYS],
+    held: [Held; WAYS],
+    next: u8,
 }
 
 impl Slots {
     fn new() -> Self {
         // All zero but what each slot holds: allocated zeroed, not written.
         Slots {
-            tags: vec![[0; WAYS]; SETS].into_boxed_slice(),
-            next: vec![0; SETS].into_boxed_slice(),
-            held: vec![Held::default(); SLOTS].into_boxed_slice(),
+            sets: vec![Set::default(); SETS].into_boxed_slice(),
             keys: vec![[0; KEY_MAX]; SLOTS].into_boxed_slice(),
             tokens: vec![[0; TOKENS_MAX]; SLOTS].into_boxed_slice(),
         }
@@ -70,7 +77,7 @@ impl Slots {
         fn of<T>(slice: &[T]) -> usize {
             std::mem::size_of_val(slice)
         }
-        of(&self.tags) + of(&self.next) + of(&self.held) + of(&self.keys) + of(&self.tokens)
+        of(&self.sets) + of(&self.keys) + of(&self.tokens)
     }
 }
 
@@ -135,13 +142,13 @@ struct Slot<'a> {
 
 impl Slot<'_> {
     fn count(&self) -> usize {
-        usize::from(self.slots.held[self.at].count)
+        usize::from(self.slots.sets[self.at / WAYS].held[self.at % WAYS].count)
     }
 
     fn keep(self, encoding: Encoding, piece: &[u8], tokens: &[Rank]) {
-        let (set, way) = (self.at / WAYS, self.at % WAYS);
-        self.slots.tags[set][way] = self.tag;
-        self.slots.held[self.at] = Held {
+        let set = &mut self.slots.sets[self.at / WAYS];
+        set.tags[self.at % WAYS] = self.tag;
+        set.held[self.at % WAYS] = Held {
             encoding: encoding as u8,
             len: piece.len() as u8,
             count: tokens.len() as u8,
@@ -170,19 +177,30 @@ fn place(encoding: Encoding, piece: &[u8]) -> (usize, u32) {
     ((hash as usize) & (SETS - 1), (hash >> 32) as u32 | 1)
 }
 
+/// Whether `key` starts with `piece`, of [`short_piece_cache::SHORT`] bytes or more: a piece of up
+/// to 16, most of those a session sees again, by two overlapping 8-byte words.
+#[inline(always)]
+fn holds(key: &[u8; KEY_MAX], piece: &[u8]) -> bool {
+    let key = &key[..piece.len()];
+    if piece.len() > 16 {
+        return key == piece;
+    }
+    key.first_chunk::<8>() == piece.first_chunk::<8>()
+        && key.last_chunk::<8>() == piece.last_chunk::<8>()
+}
+
 fn with_slot<T>(encoding: Encoding, piece: &[u8], f: impl FnOnce(Lookup<'_>) -> T) -> T {
     debug_assert!(piece.len() <= KEY_MAX);
     let (set, tag) = place(encoding, piece);
     SLOTS_OF_THIS_THREAD.with(|slots| {
         let slots = &mut *slots.borrow_mut();
-        let tags = slots.tags[set];
+        let header = slots.sets[set];
         let found = (0..WAYS).find(|&way| {
-            let at = set * WAYS + way;
-            let held = slots.held[at];
-            tags[way] == tag
+            let held = header.held[way];
+            header.tags[way] == tag
                 && held.encoding == encoding as u8
                 && usize::from(held.len) == piece.len()
-                && slots.keys[at][..piece.len()] == *piece
+                && holds(&slots.keys[set * WAYS + way], piece)
         });
         if let Some(way) = found {
             return f(Found(Slot {
@@ -191,11 +209,15 @@ fn with_slot<T>(encoding: Encoding, piece: &[u8], f: impl FnOnce(Lookup<'_>) -> 
                 tag,
             }));
         }
-        let way = tags.iter().position(|&tag| tag == 0).unwrap_or_else(|| {
-            let oldest = usize::from(slots.next[set]);
-            slots.next[set] = ((oldest + 1) % WAYS) as u8;
-            oldest
-        });
+        let way = header
+            .tags
+            .iter()
+            .position(|&tag| tag == 0)
+            .unwrap_or_else(|| {
+                let oldest = usize::from(header.next);
+                slots.sets[set].next = ((oldest + 1) % WAYS) as u8;
+                oldest
+            });
         f(Vacant(Slot {
             slots,
             at: set * WAYS + way,
@@ -211,6 +233,20 @@ mod tests {
     /// A merge that must not run: the piece was kept.
     fn kept(_: &mut Vec<Rank>) {
         panic!("merged again");
+    }
+
+    #[test]
+    fn a_key_holds_a_piece_only_if_every_byte_is_the_same() {
+        let key: [u8; KEY_MAX] = std::array::from_fn(|i| i as u8);
+        for len in short_piece_cache::SHORT..=KEY_MAX {
+            let mut piece = key[..len].to_vec();
+            assert!(holds(&key, &piece), "{len} bytes");
+            for at in 0..len {
+                piece[at] ^= 1;
+                assert!(!holds(&key, &piece), "{len} bytes, byte {at} changed");
+                piece[at] ^= 1;
+            }
+        }
     }
 
     #[test]

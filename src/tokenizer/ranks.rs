@@ -19,45 +19,77 @@ const SHORT: usize = 48;
 const _: () = assert!(SHORT < 256);
 
 /// The ranks of a vocabulary's tokens, by their bytes: those of one and two bytes in tables;
-/// those of up to 7 bytes by their bytes and length packed in a word, for a merge looks up mostly
-/// those; the longer ones by their bytes, kept in one block.
+/// those of up to 15 bytes by their bytes and length packed in one or two words, for a merge
+/// looks up mostly those, and a whole piece of prose or CJK is mostly one of those; the longer
+/// ones by their bytes, kept in one block.
 ///
-/// They add about 10 MB to a process's peak for `o200k_base`, besides tiktoken-rs's own maps
-/// (`examples/glob` in a release build: a peak RSS of 64.6 MB, against 54.5 MB without them).
+/// They add about 8 MB to a process's peak for `o200k_base`, besides tiktoken-rs's own maps
+/// (`examples/glob` in a release build, `/usr/bin/time -f %M`: a peak RSS of 62.8 MB, against
+/// 65.1 MB when the tokens of 8 to 15 bytes were kept in the map of the longer ones, and 54.5 MB
+/// without these tables).
 pub(super) struct Ranks {
     /// The ranks of the tokens of two bytes, by the bytes as a big-endian number: a merge's
     /// first look-ups, without a hash.
     pairs: Box<[Rank]>,
     /// The rank of each byte's token: every byte is one in a byte-level vocabulary.
     bytes: [Rank; 256],
-    short: ShortRanks,
+    short: Table<u64>,
+    middle: Table<MiddleKey>,
     long: FxHashMap<&'static [u8], Rank>,
 }
 
-/// The ranks of the tokens of up to 7 bytes, by their packed bytes, in one open-addressed table
-/// whose slots hold key and rank side by side: a look-up reads one cache line where a map that
-/// keeps its control bytes apart reads two, and most of a count's look-ups miss the cache.
-struct ShortRanks {
-    /// `(packed bytes, rank)`, `(0, _)` where empty: a packed key is never 0, for its top byte
-    /// is its length. Linear probing from the slot the key hashes to.
-    slots: Box<[(u64, Rank)]>,
+/// A key of a [`Table`]: bytes packed in words, never the default, which marks a slot empty.
+trait Packed: Copy + Default + Eq {
+    /// The key's bits mixed into one word, to pick its slot.
+    fn word(self) -> u64;
+}
+
+impl Packed for u64 {
+    fn word(self) -> u64 {
+        self
+    }
+}
+
+/// 8 to 15 bytes: the first eight, and the rest [`packed`] with its length, the top bit set so
+/// that the key of 8 bytes is not the default.
+type MiddleKey = (u64, u64);
+
+fn middle_key(bytes: &[u8]) -> MiddleKey {
+    let (first, rest) = bytes.split_first_chunk::<8>().expect("8 bytes or more");
+    (u64::from_le_bytes(*first), packed(rest) | 1 << 63)
+}
+
+impl Packed for MiddleKey {
+    fn word(self) -> u64 {
+        self.0 ^ self.1.rotate_left(29)
+    }
+}
+
+/// The ranks of tokens by their packed bytes, in one open-addressed table whose slots hold key
+/// and rank side by side: a look-up reads one cache line where a map that keeps its control
+/// bytes apart, and its keys' bytes apart again, reads two or three, and most of a count's
+/// look-ups miss the cache.
+struct Table<K> {
+    /// `(packed bytes, rank)`, the default key where empty. Linear probing from the slot the
+    /// key hashes to.
+    slots: Box<[(K, Rank)]>,
     /// The bits of a slot's index.
     bits: u32,
 }
 
-impl ShortRanks {
-    fn new(tokens: Vec<(u64, Rank)>) -> Self {
+impl<K: Packed> Table<K> {
+    fn new(tokens: Vec<(K, Rank)>) -> Self {
         // At most 70% full, so that a miss ends within a few slots.
         let bits = (tokens.len() * 10 / 7 + 1)
             .next_power_of_two()
             .trailing_zeros();
-        let mut table = ShortRanks {
-            slots: vec![(0, 0); 1 << bits].into_boxed_slice(),
+        let mut table = Table {
+            slots: vec![(K::default(), 0); 1 << bits].into_boxed_slice(),
             bits,
         };
         for (key, rank) in tokens {
             let mut at = table.slot(key);
-            while table.slots[at].0 != 0 {
+            while table.slots[at].0 != K::default() {
                 at = (at + 1) & (table.slots.len() - 1);
             }
             table.slots[at] = (key, rank);
@@ -67,20 +99,28 @@ impl ShortRanks {
 
     /// The slot `key` hashes to: the top bits of its product with an odd constant.
     #[inline(always)]
-    fn slot(&self, key: u64) -> usize {
-        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
+    fn slot(&self, key: K) -> usize {
+        (key.word().wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize
     }
 
     #[inline(always)]
-    fn get(&self, key: u64) -> Option<Rank> {
+    fn get(&self, key: K) -> Option<Rank> {
         let mut at = self.slot(key);
         loop {
             match self.slots[at] {
-                (0, _) => return None,
+                (empty, _) if empty == K::default() => return None,
                 (found, rank) if found == key => return Some(rank),
                 _ => at = (at + 1) & (self.slots.len() - 1),
             }
         }
+    }
+
+    /// The keys held, with their ranks.
+    fn iter(&self) -> impl Iterator<Item = (K, Rank)> + '_ {
+        self.slots
+            .iter()
+            .copied()
+            .filter(|&(key, _)| key != K::default())
     }
 }
 
@@ -116,8 +156,9 @@ impl Ranks {
         let mut token_len = Vec::new();
         let mut pairs = vec![Rank::MAX; 1 << 16].into_boxed_slice();
         let mut byte_ranks = [Rank::MAX; 256];
-        // The tokens of up to 7 bytes, packed; the longer ones' bytes, one after another.
-        let (mut short, mut long, mut long_bytes) = (Vec::new(), Vec::new(), Vec::new());
+        // The tokens of up to 15 bytes, packed; the longer ones' bytes, one after another.
+        let (mut short, mut middle) = (Vec::new(), Vec::new());
+        let (mut long, mut long_bytes) = (Vec::new(), Vec::new());
         let mut rank: Rank = 0;
         let mut misses = 0;
         // Ranks are dense up to the special tokens, which sit a few places past the end.
@@ -134,6 +175,8 @@ impl Ranks {
                     }
                     if bytes.len() < 8 {
                         short.push((packed(&bytes), rank));
+                    } else if bytes.len() < 16 {
+                        middle.push((middle_key(&bytes), rank));
                     } else {
                         long.push((rank, long_bytes.len(), bytes.len()));
                         long_bytes.extend_from_slice(&bytes);
@@ -146,7 +189,7 @@ impl Ranks {
         }
         // Held for the process, as the vocabulary is.
         let long_bytes: &'static [u8] = long_bytes.leak();
-        let short = ShortRanks::new(short);
+        let (short, middle) = (Table::new(short), Table::new(middle));
         let long: FxHashMap<&'static [u8], Rank> = long
             .into_iter()
             .map(|(rank, at, len)| (&long_bytes[at..at + len], rank))
@@ -156,6 +199,7 @@ impl Ranks {
             pairs,
             bytes: byte_ranks,
             short,
+            middle,
             long,
         };
         (ranks, token_len)
@@ -163,17 +207,23 @@ impl Ranks {
 
     /// The tokens whose bytes `keep` keeps, with their ranks, in rank order.
     pub(super) fn tokens_where(&self, keep: impl Fn(&[u8]) -> bool) -> Vec<(Rank, Vec<u8>)> {
-        let short = self.short.slots.iter().filter_map(|&(key, rank)| {
-            let bytes = key.to_le_bytes();
-            let bytes = &bytes[..(key >> 56) as usize];
-            (key != 0 && keep(bytes)).then(|| (rank, bytes.to_vec()))
+        let unpacked = |key: u64| key.to_le_bytes()[..(key >> 56 & 0x7F) as usize].to_vec();
+        let short = self.short.iter().map(|(key, rank)| (rank, unpacked(key)));
+        let middle = self.middle.iter().map(|((first, rest), rank)| {
+            let mut bytes = first.to_le_bytes().to_vec();
+            bytes.extend(unpacked(rest));
+            (rank, bytes)
         });
         let long = self
             .long
             .iter()
             .filter(|(bytes, _)| keep(bytes))
             .map(|(&bytes, &rank)| (rank, bytes.to_vec()));
-        let mut tokens: Vec<(Rank, Vec<u8>)> = short.chain(long).collect();
+        let mut tokens: Vec<(Rank, Vec<u8>)> = short
+            .chain(middle)
+            .filter(|(_, bytes)| keep(bytes))
+            .chain(long)
+            .collect();
         tokens.sort_unstable_by_key(|&(rank, _)| rank);
         tokens
     }
@@ -191,12 +241,14 @@ impl Ranks {
         }
         if bytes.len() < 8 {
             self.short.get(packed(bytes))
+        } else if bytes.len() < 16 {
+            self.middle.get(middle_key(bytes))
         } else {
             self.get_long(bytes)
         }
     }
 
-    /// [`get`](Self::get) for 8 bytes or more, kept apart so that the rest inlines.
+    /// [`get`](Self::get) for 16 bytes or more, kept apart so that the rest inlines.
     #[inline(never)]
     fn get_long(&self, bytes: &[u8]) -> Option<Rank> {
         self.long.get(bytes).copied()
@@ -348,6 +400,9 @@ mod tests {
             b"qqqqqqq",
             b"zzxqzzxqzzxq",
             b"\x00\x01",
+            b"zzxqzzxq",
+            b"zzxqzzxqzzxqzzx",
+            b"zzxqzzxqzzxqzzxq",
         ] {
             assert_eq!(ranks.get(bytes), None, "{bytes:?}");
         }
