@@ -3,7 +3,8 @@
 //! the fastest of goliajp's `tiktoken`, bpe-openai, tiktoken-rs and Hugging Face tokenizers v1,
 //! warm, and against goliajp's and HF v1 cold (a fresh thread; a freshly read tokenizer); on
 //! hostile text against the faster of goliajp's and bpe-openai, with its time per MB against a
-//! listing's; and a 50 MB listing counted on every core against the same on one
+//! listing's; a session of this machine's real tool results counted at every turn, from empty
+//! caches, against goliajp's and HF v1; and a 50 MB listing counted on every core against the same on one
 //! (`taskset -c 0`), in pairs.
 //!
 //! ```text
@@ -20,6 +21,8 @@
 #[path = "../tests/common/corpus.rs"]
 #[allow(dead_code)]
 mod corpus;
+#[path = "count/session.rs"]
+mod session;
 
 use std::collections::HashSet;
 use std::hint::black_box;
@@ -236,6 +239,9 @@ fn main() {
         row(&engines, what, text, None);
     }
     fresh_thread_rows(&engines[..2], hf_v1.as_deref(), &ordinary);
+    if chosen(SESSION) {
+        session_row(&engines[..2], hf_v1.as_deref());
+    }
     // HF v1 is measured on the ordinary texts alone.
     let engines = &engines[..4];
     let names = &names[..4];
@@ -399,6 +405,85 @@ fn fresh_thread_rows(
         }
         println!();
     }
+}
+
+/// The label of the session's row.
+const SESSION: &str = "a session of real results";
+
+/// The runs of each engine's session.
+const SESSION_RUNS: usize = 5;
+
+/// One run of a session: its seconds and its tokens.
+type SessionRun<'a> = Box<dyn Fn() -> (f64, Option<usize>) + 'a>;
+
+/// [`session`]'s results counted at every turn, each engine on a fresh thread, so that it starts
+/// with empty caches and fills them as the session goes (HF v1 with a tokenizer read afresh before
+/// the clock starts), in turns, [`SESSION_RUNS`] times: the medians.
+fn session_row(engines: &[(&str, Count)], hf_v1: Option<&str>) {
+    let results = session::results();
+    if results.is_empty() {
+        println!("\n{SESSION}: skipped, this machine has none of its files");
+        return;
+    }
+    let results = &results;
+    let every_turn = |count: &dyn Fn(&str) -> Option<usize>| {
+        let started = Instant::now();
+        let tokens = session::every_turn(results, count);
+        (started.elapsed().as_secs_f64(), tokens)
+    };
+    let mut runs: Vec<SessionRun> = engines
+        .iter()
+        .map(|(_, count)| -> SessionRun {
+            Box::new(move || {
+                std::thread::scope(|scope| scope.spawn(|| every_turn(count)).join())
+                    .expect("a count does not panic")
+            })
+        })
+        .collect();
+    let mut names: Vec<&str> = engines.iter().map(|(name, _)| *name).collect();
+    if let Some(json) = hf_v1 {
+        runs.push(Box::new(move || every_turn(&hf_v1_count(json))));
+        names.push("HF tokenizers v1");
+    }
+    let mut times = vec![Vec::new(); runs.len()];
+    let mut tokens = vec![None; runs.len()];
+    for _ in 0..SESSION_RUNS {
+        for ((run, times), tokens) in runs.iter().zip(&mut times).zip(&mut tokens) {
+            let (seconds, counted) = run();
+            times.push(seconds);
+            *tokens = counted;
+        }
+    }
+    let medians: Vec<f64> = times
+        .iter_mut()
+        .map(|times| {
+            times.sort_by(f64::total_cmp);
+            times[times.len() / 2]
+        })
+        .collect();
+    header(
+        &format!(
+            "{SESSION}: {} results, {:.1} MB counted over its turns",
+            results.len(),
+            session::bytes(results) as f64 / 1e6
+        ),
+        &names,
+        &["default / fastest"],
+    );
+    let same = tokens.iter().all(|counted| *counted == tokens[0]);
+    let cells: Vec<String> = medians.iter().map(|s| format!("{:.2}", s * 1e3)).collect();
+    let fastest = medians[1..].iter().copied().fold(f64::INFINITY, f64::min);
+    println!(
+        "| {} turns, {} | {} | {:.2} |",
+        results.len(),
+        if same {
+            "the same count"
+        } else {
+            "A DIFFERENT COUNT"
+        },
+        cells.join(" | "),
+        medians[0] / fastest
+    );
 }
 
 /// The runs of each cold count.
