@@ -2,7 +2,8 @@
 //! word is classified at once, by arithmetic that never carries from one byte into the next, and
 //! the run's end is the first byte outside the class, found by counting trailing zeros. A word of
 //! prose or a path's name is read without a branch per byte, and so without the mispredicted
-//! branch at its end that a byte-by-byte loop pays for every piece.
+//! branch at its end that a byte-by-byte loop pays for every piece. (A run of punctuation, mostly
+//! one to three bytes, is cheaper byte by byte, and is read so by the pre-tokenizer.)
 //!
 //! Portable: plain `u64` arithmetic, the same on every target.
 
@@ -17,8 +18,6 @@ pub(super) enum AsciiClass {
     Letter,
     /// `\t` to `\r` and ` `: `\s` in ASCII.
     Space,
-    /// Any other ASCII character but a digit: `[^\s\p{L}\p{N}]` in ASCII.
-    Punctuation,
 }
 
 /// A byte of 1 in every byte of a word.
@@ -41,15 +40,25 @@ fn within(word: u64, low: u8, high: u8) -> u64 {
 /// The high bit of each byte of `word` of `class`.
 #[inline(always)]
 fn members(word: u64, class: AsciiClass) -> u64 {
-    let letter = |word: u64| within(word | (0x20 * ONES), b'a', b'z' + 1);
-    let space = |word: u64| within(word, b'\t', b'\r' + 1) | within(word, b' ', b' ' + 1);
     match class {
         AsciiClass::Upper => within(word, b'A', b'Z' + 1),
         AsciiClass::Lower => within(word, b'a', b'z' + 1),
-        AsciiClass::Letter => letter(word),
-        AsciiClass::Space => space(word),
-        AsciiClass::Punctuation => {
-            !word & HIGH & !(letter(word) | within(word, b'0', b'9' + 1) | space(word))
+        AsciiClass::Letter => within(word | (0x20 * ONES), b'a', b'z' + 1),
+        AsciiClass::Space => within(word, b'\t', b'\r' + 1) | within(word, b' ', b' ' + 1),
+    }
+}
+
+/// The eight bytes of `bytes` from `at` (at most `bytes.len()`) as a word, those past the end
+/// read as 0x80, which is in no class and so ends a run.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    match bytes[at..].first_chunk::<8>() {
+        Some(&eight) => u64::from_le_bytes(eight),
+        None => {
+            let rest = &bytes[at..];
+            let mut eight = [0x80; 8];
+            eight[..rest.len()].copy_from_slice(rest);
+            u64::from_le_bytes(eight)
         }
     }
 }
@@ -59,17 +68,7 @@ fn members(word: u64, class: AsciiClass) -> u64 {
 #[inline(always)]
 pub(super) fn end(bytes: &[u8], mut at: usize, class: AsciiClass) -> usize {
     loop {
-        let word = match bytes[at..].first_chunk::<8>() {
-            Some(&eight) => u64::from_le_bytes(eight),
-            None => {
-                // The last bytes, padded with a byte in no class, which ends the run.
-                let rest = &bytes[at..];
-                let mut eight = [0x80; 8];
-                eight[..rest.len()].copy_from_slice(rest);
-                u64::from_le_bytes(eight)
-            }
-        };
-        let outside = !members(word, class) & HIGH;
+        let outside = !members(word_at(bytes, at), class) & HIGH;
         if outside != 0 {
             return at + (outside.trailing_zeros() / 8) as usize;
         }
@@ -77,16 +76,32 @@ pub(super) fn end(bytes: &[u8], mut at: usize, class: AsciiClass) -> usize {
     }
 }
 
+/// The end of a run of upper-case letters and then one of lower-case letters from `at`, either
+/// empty: both read from one word where they end within it, as a word of prose or a path's name
+/// does.
+#[inline(always)]
+pub(super) fn cased_word_end(bytes: &[u8], at: usize) -> usize {
+    let word = word_at(bytes, at);
+    let upper = (!members(word, AsciiClass::Upper) & HIGH).trailing_zeros();
+    if upper < 64 {
+        // The first byte from the upper-case run's end that is not lower case.
+        let lower = !members(word, AsciiClass::Lower) & HIGH & (u64::MAX << upper);
+        if lower != 0 {
+            return at + (lower.trailing_zeros() / 8) as usize;
+        }
+    }
+    end(bytes, end(bytes, at, AsciiClass::Upper), AsciiClass::Lower)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const CLASSES: [AsciiClass; 5] = [
+    const CLASSES: [AsciiClass; 4] = [
         AsciiClass::Upper,
         AsciiClass::Lower,
         AsciiClass::Letter,
         AsciiClass::Space,
-        AsciiClass::Punctuation,
     ];
 
     /// Whether `byte` is of `class`, one byte at a time, by the standard library.
@@ -97,9 +112,6 @@ mod tests {
             AsciiClass::Letter => byte.is_ascii_alphabetic(),
             // `is_ascii_whitespace` leaves out `\x0B`, which `\s` takes.
             AsciiClass::Space => matches!(byte, b'\t'..=b'\r' | b' '),
-            AsciiClass::Punctuation => {
-                byte.is_ascii() && !byte.is_ascii_alphanumeric() && !is(byte, AsciiClass::Space)
-            }
         }
     }
 
@@ -131,6 +143,10 @@ mod tests {
 
     #[test]
     fn runs_end_at_the_end_of_the_text() {
+        assert_eq!(cased_word_end(b"", 0), 0);
+        assert_eq!(cased_word_end(b"ABCDEFGHIJ", 0), 10);
+        assert_eq!(cased_word_end(b"Abcdefghijklmnop.", 0), 16);
+        assert_eq!(cased_word_end(b"ABCDEFGHijklmnop.", 0), 16);
         assert_eq!(end(b"", 0, AsciiClass::Letter), 0);
         assert_eq!(end(b"abc", 3, AsciiClass::Letter), 3);
         assert_eq!(end(b"abcdefghijklmnopq", 0, AsciiClass::Lower), 17);
@@ -154,6 +170,11 @@ mod tests {
         ) {
             let bytes: Vec<u8> = runs.iter().flat_map(|&(byte, n)| vec![byte; n]).collect();
             let at = at.min(bytes.len());
+            let upper_end = end_byte_by_byte(&bytes, at, AsciiClass::Upper);
+            proptest::prop_assert_eq!(
+                cased_word_end(&bytes, at),
+                end_byte_by_byte(&bytes, upper_end, AsciiClass::Lower)
+            );
             for class in CLASSES {
                 proptest::prop_assert_eq!(
                     end(&bytes, at, class),
