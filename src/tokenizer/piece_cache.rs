@@ -48,6 +48,8 @@ struct Slots {
     keys: Box<[[u8; KEY_MAX]]>,
     /// Of each slot, its tokens, if there are at most [`TOKENS_MAX`].
     tokens: Box<[[Rank; TOKENS_MAX]]>,
+    /// Where [`count`] has a piece merged, so that a piece met the first time allocates nothing.
+    merged: Vec<Rank>,
 }
 
 /// A set's header: of each of its slots, the tag of its piece's hash and vocabulary (0 where
@@ -68,6 +70,7 @@ impl Slots {
             sets: vec![Set::default(); SETS].into_boxed_slice(),
             keys: vec![[0; KEY_MAX]; SLOTS].into_boxed_slice(),
             tokens: vec![[0; TOKENS_MAX]; SLOTS].into_boxed_slice(),
+            merged: Vec::with_capacity(KEY_MAX),
         }
     }
 
@@ -77,7 +80,10 @@ impl Slots {
         fn of<T>(slice: &[T]) -> usize {
             std::mem::size_of_val(slice)
         }
-        of(&self.sets) + of(&self.keys) + of(&self.tokens)
+        of(&self.sets)
+            + of(&self.keys)
+            + of(&self.tokens)
+            + self.merged.capacity() * size_of::<Rank>()
     }
 }
 
@@ -101,11 +107,15 @@ pub(super) fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Ve
     }
     with_slot(encoding, piece, |slot| match slot {
         Found(slot) => slot.count(),
-        Vacant(slot) => {
-            let mut tokens = Vec::with_capacity(piece.len());
+        Vacant(mut slot) => {
+            // The thread's one vector for merges, taken while the slot is written.
+            let mut tokens = std::mem::take(&mut slot.slots.merged);
+            tokens.clear();
             merge(&mut tokens);
             slot.keep(encoding, piece, &tokens);
-            tokens.len()
+            let count = tokens.len();
+            slot.slots.merged = tokens;
+            count
         }
     })
 }
@@ -125,7 +135,7 @@ pub(super) fn encode(
         Found(slot) if slot.count() <= TOKENS_MAX => {
             tokens.extend_from_slice(&slot.slots.tokens[slot.at][..slot.count()]);
         }
-        Found(slot) | Vacant(slot) => {
+        Found(mut slot) | Vacant(mut slot) => {
             let start = tokens.len();
             merge(tokens);
             slot.keep(encoding, piece, &tokens[start..]);
@@ -145,7 +155,7 @@ impl Slot<'_> {
         usize::from(self.slots.sets[self.at / WAYS].held[self.at % WAYS].count)
     }
 
-    fn keep(self, encoding: Encoding, piece: &[u8], tokens: &[Rank]) {
+    fn keep(&mut self, encoding: Encoding, piece: &[u8], tokens: &[Rank]) {
         let set = &mut self.slots.sets[self.at / WAYS];
         set.tags[self.at % WAYS] = self.tag;
         set.held[self.at % WAYS] = Held {
