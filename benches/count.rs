@@ -111,8 +111,7 @@ fn measure(engines: &[(&str, Count)], text: &str) -> Vec<Option<(f64, usize)>> {
         .zip(times)
         .map(|(first, mut times)| {
             let (_, tokens) = (*first)?;
-            times.sort_by(f64::total_cmp);
-            Some((times[times.len() / 2], tokens))
+            Some((median(&mut times), tokens))
         })
         .collect()
 }
@@ -445,22 +444,7 @@ fn session_row(engines: &[(&str, Count)], hf_v1: Option<&str>) {
         runs.push(Box::new(move || every_turn(&hf_v1_count(json))));
         names.push("HF tokenizers v1");
     }
-    let mut times = vec![Vec::new(); runs.len()];
-    let mut tokens = vec![None; runs.len()];
-    for _ in 0..SESSION_RUNS {
-        for ((run, times), tokens) in runs.iter().zip(&mut times).zip(&mut tokens) {
-            let (seconds, counted) = run();
-            times.push(seconds);
-            *tokens = counted;
-        }
-    }
-    let medians: Vec<f64> = times
-        .iter_mut()
-        .map(|times| {
-            times.sort_by(f64::total_cmp);
-            times[times.len() / 2]
-        })
-        .collect();
+    let (medians, same) = session_medians(&runs);
     header(
         &format!(
             "{SESSION}: {} results, {:.1} MB counted over its turns",
@@ -470,7 +454,6 @@ fn session_row(engines: &[(&str, Count)], hf_v1: Option<&str>) {
         &names,
         &["default / fastest"],
     );
-    let same = tokens.iter().all(|counted| *counted == tokens[0]);
     let cells: Vec<String> = medians.iter().map(|s| format!("{:.2}", s * 1e3)).collect();
     let fastest = medians[1..].iter().copied().fold(f64::INFINITY, f64::min);
     println!(
@@ -484,6 +467,30 @@ fn session_row(engines: &[(&str, Count)], hf_v1: Option<&str>) {
         cells.join(" | "),
         medians[0] / fastest
     );
+}
+
+/// Each of `runs` run in turn, [`SESSION_RUNS`] times: the median seconds of each, and whether
+/// every run of every engine counted the same tokens.
+fn session_medians(runs: &[SessionRun]) -> (Vec<f64>, bool) {
+    let mut times = vec![Vec::new(); runs.len()];
+    let mut counts = Vec::new();
+    for _ in 0..SESSION_RUNS {
+        for (run, times) in runs.iter().zip(&mut times) {
+            let (seconds, counted) = run();
+            times.push(seconds);
+            counts.push(counted);
+        }
+    }
+    let same = counts
+        .iter()
+        .all(|counted| counted.is_some() && *counted == counts[0]);
+    (times.iter_mut().map(|times| median(times)).collect(), same)
+}
+
+/// The median of `times`.
+fn median(times: &mut [f64]) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times[times.len() / 2]
 }
 
 /// The runs of each cold count.
