@@ -8,6 +8,7 @@ mod bpe_openai;
 mod encoding;
 #[cfg(feature = "hf")]
 mod hf;
+mod pair_cache;
 mod piece_cache;
 mod pieces;
 mod pre_tokenizer;

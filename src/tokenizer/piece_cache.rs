@@ -4,8 +4,9 @@
 //! instead of a merge.
 //!
 //! One per thread, so that no lock is taken, of a fixed size: [`SLOTS`] pieces of up to
-//! [`KEY_MAX`] bytes, 1.3 MB; [`count`] and [`encode`] keep a piece of fewer than 8 bytes in
-//! [`short_piece_cache`] instead, a word each. Four-way set-associative: a piece may sit in any
+//! [`KEY_MAX`] bytes, 1.3 MB; [`Caches::count`] and [`Caches::encode`] keep a piece of fewer
+//! than 8 bytes in [`short_piece_cache`] instead, a word each. Both are borrowed once for a run of
+//! a text's pieces ([`with`]), not once a piece. Four-way set-associative: a piece may sit in any
 //! of the four slots of the set its hash picks, each with a tag of its hash, so that pieces that
 //! share a set do not push each other out; a new piece takes an empty slot of its set, else the
 //! oldest. A piece is only ever answered by a slot that holds exactly its bytes, of the same
@@ -99,48 +100,77 @@ thread_local! {
     static SLOTS_OF_THIS_THREAD: RefCell<Slots> = RefCell::new(Slots::new());
 }
 
-/// The number of tokens of `piece`, at most [`KEY_MAX`] bytes, in `encoding`: as kept here or in
-/// [`short_piece_cache`], or as `merge` pushes them on a vector, then kept.
-pub(super) fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Vec<Rank>)) -> usize {
-    if piece.len() < short_piece_cache::SHORT {
-        return short_piece_cache::count(encoding, piece, merge);
-    }
-    with_slot(encoding, piece, |slot| match slot {
-        Found(slot) => slot.count(),
-        Vacant(mut slot) => {
-            // The thread's one vector for merges, taken while the slot is written.
-            let mut tokens = std::mem::take(&mut slot.slots.merged);
-            tokens.clear();
-            merge(&mut tokens);
-            slot.keep(encoding, piece, &tokens);
-            let count = tokens.len();
-            slot.slots.merged = tokens;
-            count
-        }
+/// This thread's caches of pieces, this one's and [`short_piece_cache`]'s, borrowed for the length
+/// of `f`: a text's pieces are looked up one after another with no borrow each.
+pub(super) fn with<T>(f: impl FnOnce(&mut Caches<'_>) -> T) -> T {
+    SLOTS_OF_THIS_THREAD.with(|slots| {
+        short_piece_cache::with(|short| {
+            f(&mut Caches {
+                short,
+                slots: &mut slots.borrow_mut(),
+            })
+        })
     })
 }
 
-/// Pushes the tokens of `piece`, at most [`KEY_MAX`] bytes, in `encoding` on `tokens`: as kept
-/// here or in [`short_piece_cache`], or as `merge` pushes them, then kept.
-pub(super) fn encode(
-    encoding: Encoding,
-    piece: &[u8],
-    tokens: &mut Vec<Rank>,
-    merge: impl FnOnce(&mut Vec<Rank>),
-) {
-    if piece.len() < short_piece_cache::SHORT {
-        return short_piece_cache::encode(encoding, piece, tokens, merge);
+/// A thread's caches of pieces, borrowed.
+pub(super) struct Caches<'a> {
+    short: &'a mut short_piece_cache::Slots,
+    slots: &'a mut Slots,
+}
+
+impl Caches<'_> {
+    /// The number of tokens of `piece`, at most [`KEY_MAX`] bytes, in `encoding`: as kept here or
+    /// in [`short_piece_cache`], or as `merge` pushes them on a vector, then kept.
+    #[inline(always)]
+    pub(super) fn count(
+        &mut self,
+        encoding: Encoding,
+        piece: &[u8],
+        merge: impl FnOnce(&mut Vec<Rank>),
+    ) -> usize {
+        if piece.len() < short_piece_cache::SHORT {
+            return self.short.count(encoding, piece, merge);
+        }
+        match self.slots.slot(encoding, piece) {
+            Found(slot) => slot.count(),
+            Vacant(mut slot) => {
+                // The thread's one vector for merges, taken while the slot is written.
+                let mut tokens = std::mem::take(&mut slot.slots.merged);
+                tokens.clear();
+                merge(&mut tokens);
+                slot.keep(encoding, piece, &tokens);
+                let count = tokens.len();
+                slot.slots.merged = tokens;
+                count
+            }
+        }
     }
-    with_slot(encoding, piece, |slot| match slot {
-        Found(slot) if slot.count() <= TOKENS_MAX => {
-            tokens.extend_from_slice(&slot.slots.tokens[slot.at][..slot.count()]);
+
+    /// Pushes the tokens of `piece`, at most [`KEY_MAX`] bytes, in `encoding` on `tokens`: as
+    /// kept here or in [`short_piece_cache`], or as `merge` pushes them, then kept.
+    #[inline(always)]
+    pub(super) fn encode(
+        &mut self,
+        encoding: Encoding,
+        piece: &[u8],
+        tokens: &mut Vec<Rank>,
+        merge: impl FnOnce(&mut Vec<Rank>),
+    ) {
+        if piece.len() < short_piece_cache::SHORT {
+            return self.short.encode(encoding, piece, tokens, merge);
         }
-        Found(mut slot) | Vacant(mut slot) => {
-            let start = tokens.len();
-            merge(tokens);
-            slot.keep(encoding, piece, &tokens[start..]);
+        match self.slots.slot(encoding, piece) {
+            Found(slot) if slot.count() <= TOKENS_MAX => {
+                tokens.extend_from_slice(&slot.slots.tokens[slot.at][..slot.count()]);
+            }
+            Found(mut slot) | Vacant(mut slot) => {
+                let start = tokens.len();
+                merge(tokens);
+                slot.keep(encoding, piece, &tokens[start..]);
+            }
         }
-    })
+    }
 }
 
 /// One slot of a thread's, and the tag of the piece looked up.
@@ -199,25 +229,26 @@ fn holds(key: &[u8; KEY_MAX], piece: &[u8]) -> bool {
         && key.last_chunk::<8>() == piece.last_chunk::<8>()
 }
 
-fn with_slot<T>(encoding: Encoding, piece: &[u8], f: impl FnOnce(Lookup<'_>) -> T) -> T {
-    debug_assert!(piece.len() <= KEY_MAX);
-    let (set, tag) = place(encoding, piece);
-    SLOTS_OF_THIS_THREAD.with(|slots| {
-        let slots = &mut *slots.borrow_mut();
-        let header = slots.sets[set];
+impl Slots {
+    /// The slot `piece` of `encoding` sits in, or is to take.
+    #[inline(always)]
+    fn slot(&mut self, encoding: Encoding, piece: &[u8]) -> Lookup<'_> {
+        debug_assert!(piece.len() <= KEY_MAX);
+        let (set, tag) = place(encoding, piece);
+        let header = self.sets[set];
         let found = (0..WAYS).find(|&way| {
             let held = header.held[way];
             header.tags[way] == tag
                 && held.encoding == encoding as u8
                 && usize::from(held.len) == piece.len()
-                && holds(&slots.keys[set * WAYS + way], piece)
+                && holds(&self.keys[set * WAYS + way], piece)
         });
         if let Some(way) = found {
-            return f(Found(Slot {
-                slots,
+            return Found(Slot {
+                slots: self,
                 at: set * WAYS + way,
                 tag,
-            }));
+            });
         }
         let way = header
             .tags
@@ -225,15 +256,15 @@ fn with_slot<T>(encoding: Encoding, piece: &[u8], f: impl FnOnce(Lookup<'_>) -> 
             .position(|&tag| tag == 0)
             .unwrap_or_else(|| {
                 let oldest = usize::from(header.next);
-                slots.sets[set].next = ((oldest + 1) % WAYS) as u8;
+                self.sets[set].next = ((oldest + 1) % WAYS) as u8;
                 oldest
             });
-        f(Vacant(Slot {
-            slots,
+        Vacant(Slot {
+            slots: self,
             at: set * WAYS + way,
             tag,
-        }))
-    })
+        })
+    }
 }
 
 #[cfg(test)]
@@ -243,6 +274,19 @@ mod tests {
     /// A merge that must not run: the piece was kept.
     fn kept(_: &mut Vec<Rank>) {
         panic!("merged again");
+    }
+
+    fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Vec<Rank>)) -> usize {
+        with(|caches| caches.count(encoding, piece, merge))
+    }
+
+    fn encode(
+        encoding: Encoding,
+        piece: &[u8],
+        tokens: &mut Vec<Rank>,
+        merge: impl FnOnce(&mut Vec<Rank>),
+    ) {
+        with(|caches| caches.encode(encoding, piece, tokens, merge))
     }
 
     #[test]

@@ -7,6 +7,9 @@ use std::collections::BinaryHeap;
 use rustc_hash::FxHashMap;
 use tiktoken_rs::{CoreBPE, Rank};
 
+use super::pair_cache::{self, Pairs};
+use super::Encoding;
+
 /// The pieces up to this many bytes are merged here; longer ones go to `Tiktoken`'s paths for
 /// long pieces (white space, runs, words of few bytes), else to tiktoken-rs: the heap merge below
 /// is checked against it up to 1,000 bytes only, and is slower than it on pieces of a million
@@ -28,6 +31,8 @@ const _: () = assert!(SHORT < 256);
 /// 65.1 MB when the tokens of 8 to 15 bytes were kept in the map of the longer ones, and 54.5 MB
 /// without these tables).
 pub(super) struct Ranks {
+    /// The vocabulary, which the thread's [`pair_cache`] keeps its merges under.
+    encoding: Encoding,
     /// The ranks of the tokens of two bytes, by the bytes as a big-endian number: a merge's
     /// first look-ups, without a hash.
     pairs: Box<[Rank]>,
@@ -152,7 +157,7 @@ pub(super) fn packed(bytes: &[u8]) -> u64 {
 
 impl Ranks {
     /// The ranks of `bpe`'s tokens, read back from it, and the byte length of each, by rank.
-    pub(super) fn of(bpe: &CoreBPE) -> (Ranks, Vec<u8>) {
+    pub(super) fn of(encoding: Encoding, bpe: &CoreBPE) -> (Ranks, Vec<u8>) {
         let mut token_len = Vec::new();
         let mut pairs = vec![Rank::MAX; 1 << 16].into_boxed_slice();
         let mut byte_ranks = [Rank::MAX; 256];
@@ -196,6 +201,7 @@ impl Ranks {
             .collect();
         debug_assert!(!byte_ranks.contains(&Rank::MAX), "a byte with no token");
         let ranks = Ranks {
+            encoding,
             pairs,
             bytes: byte_ranks,
             short,
@@ -256,69 +262,88 @@ impl Ranks {
 
     /// The tokens of `piece`, at most [`MERGED_HERE`] bytes, that is not one token (its callers
     /// have looked it up whole), pushed on `tokens`: its bytes merged pair by pair, the pair of
-    /// the lowest rank first, as tiktoken merges.
+    /// the lowest rank first, the leftmost of equal ones, as tiktoken merges. Whether two parts
+    /// make a token is asked of the thread's [`pair_cache`] first.
     pub(super) fn encode(&self, piece: &[u8], tokens: &mut Vec<Rank>) {
-        if piece.len() <= SHORT {
-            return self.encode_short(piece, tokens);
-        }
-        let starts = self.merge(piece);
-        tokens.extend(starts.windows(2).map(|pair| {
-            self.get(&piece[pair[0]..pair[1]])
-                .expect("every merged part is a token")
-        }));
+        pair_cache::with(|pairs| {
+            if piece.len() <= SHORT {
+                self.encode_short(pairs, piece, tokens);
+            } else {
+                self.encode_long(pairs, piece, tokens);
+            }
+        });
     }
 
     /// The number of tokens of `piece`, at most [`MERGED_HERE`] bytes, that is not one token.
     pub(super) fn count(&self, piece: &[u8]) -> usize {
-        self.merge(piece).len() - 1
+        let mut tokens = Vec::new();
+        self.encode(piece, &mut tokens);
+        tokens.len()
     }
 
-    /// The starts of `piece`'s tokens, and its end: tiktoken's byte-pair merge, the pair of the
-    /// lowest rank first, the leftmost of equal ones, the pairs kept in a heap (for a piece
-    /// over [`SHORT`] bytes: [`encode_short`](Self::encode_short) is faster on shorter ones).
-    fn merge(&self, piece: &[u8]) -> Vec<usize> {
+    /// The token the parts `left` and `right`, whose bytes are `bytes`, make, if any.
+    #[inline(always)]
+    fn merged(&self, pairs: &Pairs, left: Rank, right: Rank, bytes: &[u8]) -> Option<Rank> {
+        pairs.merged(self.encoding, left, right, || self.get(bytes))
+    }
+
+    /// [`encode`](Self::encode) of a piece of more than [`SHORT`] bytes: the pairs kept in a
+    /// heap, the parts in a list linked both ways, each with its token and the rank of the pair
+    /// it begins, by which a pair popped that has changed since it was pushed is known.
+    fn encode_long(&self, pairs: &Pairs, piece: &[u8], tokens: &mut Vec<Rank>) {
         let len = piece.len();
-        // A list of the parts' starts, linked both ways; `len` ends it.
-        let mut next: Vec<usize> = (1..=len).collect();
-        let mut previous: Vec<usize> = (0..len).map(|at| at.wrapping_sub(1)).collect();
-        let mut alive = vec![true; len];
-        let pair_rank = |next: &[usize], at: usize| {
-            let end = *next.get(next[at])?;
-            self.get(&piece[at..end])
-        };
-        let mut heap: BinaryHeap<Reverse<(Rank, usize)>> = (0..len - 1)
-            .filter_map(|at| Some(Reverse((self.get(&piece[at..at + 2])?, at))))
+        // By the part's start; `len` ends the list.
+        let mut parts: Vec<Part> = (0..len)
+            .map(|at| Part {
+                next: at + 1,
+                previous: at.wrapping_sub(1),
+                token: self.bytes[usize::from(piece[at])],
+                pair: piece.get(at..at + 2).and_then(|pair| self.get(pair)),
+            })
             .collect();
-        while let Some(Reverse((rank, at))) = heap.pop() {
-            // A pair that changed since it was pushed is stale.
-            if !alive[at] || next[at] >= len || pair_rank(&next, at) != Some(rank) {
+        // The pairs by rank, then start, in one word each.
+        let mut heap: BinaryHeap<Reverse<u64>> = parts
+            .iter()
+            .enumerate()
+            .filter_map(|(at, part)| Some(Reverse(u64::from(part.pair?) << 32 | at as u64)))
+            .collect();
+        let pair = |parts: &[Part], at: usize| {
+            let (part, next) = (parts[at], parts.get(parts[at].next)?);
+            let bytes = &piece[at..next.next];
+            self.merged(pairs, part.token, next.token, bytes)
+        };
+        while let Some(Reverse(popped)) = heap.pop() {
+            let (rank, at) = ((popped >> 32) as Rank, popped as u32 as usize);
+            if parts[at].pair != Some(rank) {
                 continue;
             }
-            let gone = next[at];
-            alive[gone] = false;
-            next[at] = next[gone];
-            if next[at] < len {
-                previous[next[at]] = at;
+            let gone = parts[at].next;
+            parts[gone].pair = None;
+            parts[at].token = rank;
+            parts[at].next = parts[gone].next;
+            let next = parts[at].next;
+            if let Some(next) = parts.get_mut(next) {
+                next.previous = at;
             }
-            if let Some(rank) = pair_rank(&next, at) {
-                heap.push(Reverse((rank, at)));
-            }
-            let before = previous[at];
-            if before < len {
-                if let Some(rank) = pair_rank(&next, before) {
-                    heap.push(Reverse((rank, before)));
+            for at in [parts[at].previous, at] {
+                if at < len {
+                    parts[at].pair = pair(&parts, at);
+                    if let Some(rank) = parts[at].pair {
+                        heap.push(Reverse(u64::from(rank) << 32 | at as u64));
+                    }
                 }
             }
         }
-        let mut starts: Vec<usize> = (0..len).filter(|&at| alive[at]).collect();
-        starts.push(len);
-        starts
+        let mut at = 0;
+        while at < len {
+            tokens.push(parts[at].token);
+            at = parts[at].next;
+        }
     }
 
     /// [`encode`](Self::encode) of a piece of at most [`SHORT`] bytes: the same merge, by
-    /// scanning all the pairs at each step, in arrays on the stack, each part with its token, so
-    /// that nothing is looked up again at the end.
-    fn encode_short(&self, piece: &[u8], tokens: &mut Vec<Rank>) {
+    /// scanning all the pairs at each step, in arrays on the stack, each part with its token.
+    fn encode_short(&self, pairs: &Pairs, piece: &[u8], tokens: &mut Vec<Rank>) {
         debug_assert!(piece.len() <= SHORT);
         let len = piece.len();
         // Each part's start, and the piece's end after the last; each part's token; the rank of
@@ -331,17 +356,10 @@ impl Ranks {
             token[at] = self.bytes[usize::from(byte)];
         }
         start[len] = len as u8;
-        let mut parts = len;
-        let pair_rank = |start: &[u8], i: usize, parts: usize| {
-            if i + 1 >= parts {
-                return Rank::MAX;
-            }
-            let (from, to) = (usize::from(start[i]), usize::from(start[i + 2]));
-            self.get(&piece[from..to]).unwrap_or(Rank::MAX)
-        };
-        for (i, pair) in pair[..len.saturating_sub(1)].iter_mut().enumerate() {
-            *pair = pair_rank(&start, i, parts);
+        for (at, pair) in pair[..len.saturating_sub(1)].iter_mut().enumerate() {
+            *pair = self.get(&piece[at..at + 2]).unwrap_or(Rank::MAX);
         }
+        let mut parts = len;
         loop {
             // The pair of the lowest rank, the leftmost of equal ones.
             let (mut rank, mut i) = (Rank::MAX, 0);
@@ -358,13 +376,33 @@ impl Ranks {
             token.copy_within(i + 2..parts, i + 1);
             pair.copy_within(i + 2..parts, i + 1);
             parts -= 1;
-            pair[i] = pair_rank(&start, i, parts);
-            if i > 0 {
-                pair[i - 1] = pair_rank(&start, i - 1, parts);
+            // The pairs the new part ends and begins; the last part begins none.
+            for i in [i.wrapping_sub(1), i].into_iter().filter(|&i| i < parts) {
+                pair[i] = match start.get(i + 2) {
+                    Some(&end) if i + 1 < parts => {
+                        let bytes = &piece[usize::from(start[i])..usize::from(end)];
+                        let made = self.merged(pairs, token[i], token[i + 1], bytes);
+                        made.unwrap_or(Rank::MAX)
+                    }
+                    _ => Rank::MAX,
+                };
             }
         }
         tokens.extend_from_slice(&token[..parts]);
     }
+}
+
+/// A part of a piece being merged by [`Ranks::encode_long`], at its start.
+#[derive(Clone, Copy)]
+struct Part {
+    /// The next part's start, or the piece's length.
+    next: usize,
+    /// The previous part's start, `usize::MAX` for the first.
+    previous: usize,
+    token: Rank,
+    /// The rank of the token this part and the next make; `None` if they make none, or if the
+    /// part was merged into the one before it.
+    pair: Option<Rank>,
 }
 
 #[cfg(test)]
@@ -389,7 +427,7 @@ mod tests {
     #[test]
     fn every_token_has_its_rank_and_other_bytes_none() {
         let bpe = tiktoken_rs::o200k_base_singleton();
-        let (ranks, token_len) = Ranks::of(bpe);
+        let (ranks, token_len) = Ranks::of(Encoding::O200kBase, bpe);
         for rank in 0..token_len.len() as Rank {
             if let Ok(bytes) = bpe.decode_bytes(&[rank]) {
                 assert_eq!(ranks.get(&bytes), Some(rank), "{bytes:?}");
@@ -411,7 +449,7 @@ mod tests {
     #[test]
     fn pieces_and_their_short_windows_merge_as_tiktoken_rs_merges_them() {
         let bpe = tiktoken_rs::o200k_base_singleton();
-        let (ranks, _) = Ranks::of(bpe);
+        let (ranks, _) = Ranks::of(Encoding::O200kBase, bpe);
         let mut state = 1u64;
         let mut random = |alphabet: &[char], len: usize| -> String {
             (0..len)
@@ -452,11 +490,13 @@ mod tests {
                 if ranks.get(window.as_bytes()).is_some() {
                     continue; // one token, looked up before any merge
                 }
-                let mut short = Vec::new();
-                ranks.encode_short(window.as_bytes(), &mut short);
+                let (mut short, mut heap) = (Vec::new(), Vec::new());
+                pair_cache::with(|pairs| {
+                    ranks.encode_short(pairs, window.as_bytes(), &mut short);
+                    ranks.encode_long(pairs, window.as_bytes(), &mut heap);
+                });
                 assert_eq!(short, bpe.encode_ordinary(window), "{window}");
-                let heap = ranks.merge(window.as_bytes());
-                assert_eq!(heap.len() - 1, short.len(), "{window}");
+                assert_eq!(heap, short, "{window}");
             }
         }
     }

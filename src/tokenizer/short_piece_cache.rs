@@ -53,7 +53,7 @@ const _: () = assert!((Encoding::Cl100kBase as u8) < 2 && (Encoding::O200kBase a
 struct Set([Key; WAYS]);
 
 /// A thread's slots, by set: a look-up reads its set's words, then, to encode, one slot's tokens.
-struct Slots {
+pub(super) struct Slots {
     keys: Box<[Set]>,
     /// By slot; empty until the thread first encodes.
     tokens: Vec<[Rank; TOKENS_KEPT]>,
@@ -109,57 +109,64 @@ fn vacant(set: &[Key; WAYS], key: Key) -> usize {
         .unwrap_or((key.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> 61) as usize)
 }
 
-/// The number of tokens of `piece`, of 1 to 7 bytes, in `encoding`: as kept, or as `merge`
-/// pushes them on a vector, then kept.
-#[inline]
-pub(super) fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Vec<Rank>)) -> usize {
-    let (key, set) = key_of(encoding, piece);
-    SLOTS_OF_THIS_THREAD.with(|slots| {
-        let slots = &mut *slots.borrow_mut();
-        let keys = &mut slots.keys[set].0;
+/// This thread's slots, borrowed for the length of `f`.
+pub(super) fn with<T>(f: impl FnOnce(&mut Slots) -> T) -> T {
+    SLOTS_OF_THIS_THREAD.with(|slots| f(&mut slots.borrow_mut()))
+}
+
+impl Slots {
+    /// The number of tokens of `piece`, of 1 to 7 bytes, in `encoding`: as kept, or as `merge`
+    /// pushes them on a vector, then kept.
+    #[inline]
+    pub(super) fn count(
+        &mut self,
+        encoding: Encoding,
+        piece: &[u8],
+        merge: impl FnOnce(&mut Vec<Rank>),
+    ) -> usize {
+        let (key, set) = key_of(encoding, piece);
+        let keys = &mut self.keys[set].0;
         if let Some(way) = way_of(keys, key) {
             return count_of(keys[way]);
         }
-        slots.merged.clear();
-        merge(&mut slots.merged);
-        let count = slots.merged.len();
+        self.merged.clear();
+        merge(&mut self.merged);
+        let count = self.merged.len();
         keys[vacant(keys, key)] = key | (count as Key) << COUNT;
         count
-    })
-}
+    }
 
-/// Pushes the tokens of `piece`, of 1 to 7 bytes, in `encoding` on `tokens`: as kept, or as
-/// `merge` pushes them, then kept.
-#[inline]
-pub(super) fn encode(
-    encoding: Encoding,
-    piece: &[u8],
-    tokens: &mut Vec<Rank>,
-    merge: impl FnOnce(&mut Vec<Rank>),
-) {
-    let (key, set) = key_of(encoding, piece);
-    SLOTS_OF_THIS_THREAD.with(|slots| {
-        let slots = &mut *slots.borrow_mut();
-        let keys = &slots.keys[set].0;
+    /// Pushes the tokens of `piece`, of 1 to 7 bytes, in `encoding` on `tokens`: as kept, or as
+    /// `merge` pushes them, then kept.
+    #[inline]
+    pub(super) fn encode(
+        &mut self,
+        encoding: Encoding,
+        piece: &[u8],
+        tokens: &mut Vec<Rank>,
+        merge: impl FnOnce(&mut Vec<Rank>),
+    ) {
+        let (key, set) = key_of(encoding, piece);
+        let keys = &self.keys[set].0;
         let found = way_of(keys, key);
         if let Some(way) = found.filter(|&way| keys[way] & KEPT != 0) {
-            tokens.extend_from_slice(&slots.tokens[set * WAYS + way][..count_of(keys[way])]);
+            tokens.extend_from_slice(&self.tokens[set * WAYS + way][..count_of(keys[way])]);
             return;
         }
         let start = tokens.len();
         merge(tokens);
         let merged = &tokens[start..];
-        let way = found.unwrap_or_else(|| vacant(&slots.keys[set].0, key));
+        let way = found.unwrap_or_else(|| vacant(&self.keys[set].0, key));
         let mut word = key | (merged.len() as Key) << COUNT;
-        if slots.tokens.is_empty() {
-            slots.tokens = vec![[0; TOKENS_KEPT]; SLOTS];
+        if self.tokens.is_empty() {
+            self.tokens = vec![[0; TOKENS_KEPT]; SLOTS];
         }
         if merged.len() <= TOKENS_KEPT {
-            slots.tokens[set * WAYS + way][..merged.len()].copy_from_slice(merged);
+            self.tokens[set * WAYS + way][..merged.len()].copy_from_slice(merged);
             word |= KEPT;
         }
-        slots.keys[set].0[way] = word;
-    });
+        self.keys[set].0[way] = word;
+    }
 }
 
 #[cfg(test)]
@@ -169,6 +176,19 @@ mod tests {
     /// A merge that must not run: the piece was kept.
     fn kept(_: &mut Vec<Rank>) {
         panic!("merged again");
+    }
+
+    fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Vec<Rank>)) -> usize {
+        with(|slots| slots.count(encoding, piece, merge))
+    }
+
+    fn encode(
+        encoding: Encoding,
+        piece: &[u8],
+        tokens: &mut Vec<Rank>,
+        merge: impl FnOnce(&mut Vec<Rank>),
+    ) {
+        with(|slots| slots.encode(encoding, piece, tokens, merge))
     }
 
     #[test]

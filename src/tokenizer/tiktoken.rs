@@ -45,8 +45,9 @@ fn few_bytes_word(piece: &str) -> Option<ByteSet> {
 /// Its vocabularies are tiktoken-rs's. A text is split into pieces by a pre-tokenizer written
 /// for these two vocabularies, not by tiktoken-rs's regex, which takes most of its time: each
 /// piece is then looked up whole if it is short, or taken from the thread's caches of the pieces
-/// it saw last (`piece_cache`, up to 96 bytes), or looked up whole or
-/// merged pair by pair as tiktoken merges it, and kept there. A piece of more than 1 KiB is
+/// it saw last (`piece_cache`, up to 96 bytes), or looked up whole or merged pair by pair as
+/// tiktoken merges it, each pair asked first of the thread's cache of the pairs it merged last
+/// (`pair_cache`, 64 KB), and kept there. A piece of more than 1 KiB is
 /// encoded by the white-space BPE below if it is white space, by its blocks if it is one
 /// character repeated, by the BPE of its bytes if it is a long word of few of them, else by
 /// tiktoken-rs.
@@ -83,7 +84,7 @@ impl Encoding {
 
 impl Tiktoken {
     fn new(encoding: Encoding, bpe: &'static CoreBPE) -> Self {
-        let (ranks, token_len) = Ranks::of(bpe);
+        let (ranks, token_len) = Ranks::of(encoding, bpe);
         Tiktoken {
             encoding,
             bpe,
@@ -120,43 +121,58 @@ impl Tiktoken {
     /// The tokens of one chunk as ordinary text.
     fn encode_chunk(&self, chunk: &str) -> Vec<Rank> {
         let mut tokens = Vec::with_capacity(chunk.len() / 4);
-        for piece in pieces(self.encoding, chunk) {
-            let bytes = piece.as_bytes();
-            if let Some(rank) = self.short_token(bytes) {
-                tokens.push(rank);
-            } else if piece.len() <= piece_cache::KEY_MAX {
-                piece_cache::encode(self.encoding, bytes, &mut tokens, |tokens| {
-                    self.merged(bytes, tokens)
-                });
-            } else if let Some(rank) = self.ranks.get(bytes) {
-                tokens.push(rank);
-            } else if piece.len() <= MERGED_HERE {
-                self.ranks.encode(bytes, &mut tokens);
-            } else {
-                tokens.extend(self.encode_long_piece(piece));
-            }
+        let mut pieces = pieces(self.encoding, chunk);
+        // The thread's caches are borrowed once for the pieces up to one of more than
+        // `MERGED_HERE` bytes, which is encoded without them: its paths encode chunks again.
+        while let Some(long) = piece_cache::with(|caches| {
+            pieces.find(|piece| {
+                let bytes = piece.as_bytes();
+                if let Some(rank) = self.short_token(bytes) {
+                    tokens.push(rank);
+                } else if piece.len() <= piece_cache::KEY_MAX {
+                    caches.encode(self.encoding, bytes, &mut tokens, |tokens| {
+                        self.merged(bytes, tokens)
+                    });
+                } else if let Some(rank) = self.ranks.get(bytes) {
+                    tokens.push(rank);
+                } else if piece.len() <= MERGED_HERE {
+                    self.ranks.encode(bytes, &mut tokens);
+                } else {
+                    return true;
+                }
+                false
+            })
+        }) {
+            tokens.extend(self.encode_long_piece(long));
         }
         tokens
     }
 
     /// The number of tokens of one chunk as ordinary text.
     fn count_chunk(&self, chunk: &str) -> usize {
-        pieces(self.encoding, chunk)
-            .map(|piece| {
+        let mut count = 0;
+        let mut pieces = pieces(self.encoding, chunk);
+        // Borrowed as `encode_chunk` borrows them.
+        while let Some(long) = piece_cache::with(|caches| {
+            pieces.find(|piece| {
                 let bytes = piece.as_bytes();
-                if self.short_token(bytes).is_some() {
+                count += if self.short_token(bytes).is_some() {
                     1
                 } else if piece.len() <= piece_cache::KEY_MAX {
-                    piece_cache::count(self.encoding, bytes, |tokens| self.merged(bytes, tokens))
+                    caches.count(self.encoding, bytes, |tokens| self.merged(bytes, tokens))
                 } else if self.ranks.get(bytes).is_some() {
                     1
                 } else if piece.len() <= MERGED_HERE {
                     self.ranks.count(bytes)
                 } else {
-                    self.encode_long_piece(piece).len()
-                }
+                    return true;
+                };
+                false
             })
-            .sum()
+        }) {
+            count += self.encode_long_piece(long).len();
+        }
+        count
     }
 
     /// The tokens of a piece over [`MERGED_HERE`] bytes: of one character repeated, white space
