@@ -346,50 +346,61 @@ impl Ranks {
     fn encode_short(&self, pairs: &Pairs, piece: &[u8], tokens: &mut Vec<Rank>) {
         debug_assert!(piece.len() <= SHORT);
         let len = piece.len();
-        // Each part's start, and the piece's end after the last; each part's token; the rank of
-        // the pair each part begins, `Rank::MAX` where it is no token.
-        let mut start = [0u8; SHORT + 1];
-        let mut token = [0; SHORT];
-        let mut pair = [Rank::MAX; SHORT];
+        // Each part: the rank of the pair it begins (`Rank::MAX` where it is no token), its
+        // token and its start; after the last, the piece's end. One array, so that a merge moves
+        // the parts after it once.
+        let mut part = [ShortPart::default(); SHORT + 1];
         for (at, &byte) in piece.iter().enumerate() {
-            start[at] = at as u8;
-            token[at] = self.bytes[usize::from(byte)];
+            part[at] = ShortPart {
+                pair: piece
+                    .get(at..at + 2)
+                    .and_then(|pair| self.get(pair))
+                    .unwrap_or(Rank::MAX),
+                token: self.bytes[usize::from(byte)],
+                start: at as u8,
+            };
         }
-        start[len] = len as u8;
-        for (at, pair) in pair[..len.saturating_sub(1)].iter_mut().enumerate() {
-            *pair = self.get(&piece[at..at + 2]).unwrap_or(Rank::MAX);
-        }
+        part[len] = ShortPart {
+            pair: Rank::MAX,
+            token: Rank::MAX,
+            start: len as u8,
+        };
         let mut parts = len;
         loop {
             // The pair of the lowest rank, the leftmost of equal ones.
             let (mut rank, mut i) = (Rank::MAX, 0);
-            for (at, &pair) in pair[..parts.saturating_sub(1)].iter().enumerate() {
-                if pair < rank {
-                    (rank, i) = (pair, at);
+            for (at, part) in part[..parts.saturating_sub(1)].iter().enumerate() {
+                if part.pair < rank {
+                    (rank, i) = (part.pair, at);
                 }
             }
             if rank == Rank::MAX {
                 break;
             }
-            token[i] = rank;
-            start.copy_within(i + 2..=parts, i + 1);
-            token.copy_within(i + 2..parts, i + 1);
-            pair.copy_within(i + 2..parts, i + 1);
+            part[i].token = rank;
+            part.copy_within(i + 2..=parts, i + 1);
             parts -= 1;
             // The pairs the new part ends and begins; the last part begins none.
             for i in [i.wrapping_sub(1), i].into_iter().filter(|&i| i < parts) {
-                pair[i] = match start.get(i + 2) {
-                    Some(&end) if i + 1 < parts => {
-                        let bytes = &piece[usize::from(start[i])..usize::from(end)];
-                        let made = self.merged(pairs, token[i], token[i + 1], bytes);
-                        made.unwrap_or(Rank::MAX)
-                    }
-                    _ => Rank::MAX,
+                part[i].pair = if i + 1 < parts {
+                    let bytes = &piece[usize::from(part[i].start)..usize::from(part[i + 2].start)];
+                    let made = self.merged(pairs, part[i].token, part[i + 1].token, bytes);
+                    made.unwrap_or(Rank::MAX)
+                } else {
+                    Rank::MAX
                 };
             }
         }
-        tokens.extend_from_slice(&token[..parts]);
+        tokens.extend(part[..parts].iter().map(|part| part.token));
     }
+}
+
+/// A part of a piece being merged by [`Ranks::encode_short`].
+#[derive(Clone, Copy, Default)]
+struct ShortPart {
+    pair: Rank,
+    token: Rank,
+    start: u8,
 }
 
 /// A part of a piece being merged by [`Ranks::encode_long`], at its start.
