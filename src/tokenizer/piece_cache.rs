@@ -4,7 +4,8 @@
 //! instead of a merge.
 //!
 //! One per thread, so that no lock is taken, of a fixed size: [`SLOTS`] pieces of up to
-//! [`KEY_MAX`] bytes, 1.3 MB; [`Caches::count`] and [`Caches::encode`] keep a piece of fewer
+//! [`KEY_MAX`] bytes and their counts, 832 KB, and, once the thread encodes, their tokens, 480 KB
+//! more; [`Caches::count`] and [`Caches::encode`] keep a piece of fewer
 //! than 8 bytes in [`short_piece_cache`] instead, a word each. Both are borrowed once for a run of
 //! a text's pieces ([`with`]), not once a piece. Four-way set-associative: a piece may sit in any
 //! of the four slots of the set its hash picks, each with a tag of its hash, so that pieces that
@@ -29,7 +30,8 @@ pub(super) const KEY_MAX: usize = 96;
 /// The tokens of a piece of up to this many are kept; of a piece of more, its count alone.
 const TOKENS_MAX: usize = 15;
 
-/// The number of slots: 1.3 MB for each thread that counts, with [`KEY_MAX`] and [`TOKENS_MAX`].
+/// The number of slots: 832 KB for each thread that counts with [`KEY_MAX`], and 480 KB more once
+/// it encodes, with [`TOKENS_MAX`].
 const SLOTS: usize = 8192;
 
 /// The slots a piece may take: those of its set.
@@ -47,8 +49,9 @@ const _: () = assert!(KEY_MAX <= u8::MAX as usize);
 struct Slots {
     sets: Box<[Set]>,
     keys: Box<[[u8; KEY_MAX]]>,
-    /// Of each slot, its tokens, if there are at most [`TOKENS_MAX`].
-    tokens: Box<[[Rank; TOKENS_MAX]]>,
+    /// Of each slot, its tokens, if [`KEPT`] says they are: empty until the thread first
+    /// encodes, so that a thread that only counts does not hold them.
+    tokens: Vec<[Rank; TOKENS_MAX]>,
     /// Where [`count`] has a piece merged, so that a piece met the first time allocates nothing.
     merged: Vec<Rank>,
 }
@@ -70,7 +73,7 @@ impl Slots {
         Slots {
             sets: vec![Set::default(); SETS].into_boxed_slice(),
             keys: vec![[0; KEY_MAX]; SLOTS].into_boxed_slice(),
-            tokens: vec![[0; TOKENS_MAX]; SLOTS].into_boxed_slice(),
+            tokens: Vec::new(),
             merged: Vec::with_capacity(KEY_MAX),
         }
     }
@@ -83,18 +86,23 @@ impl Slots {
         }
         of(&self.sets)
             + of(&self.keys)
-            + of(&self.tokens)
+            + self.tokens.capacity() * size_of::<[Rank; TOKENS_MAX]>()
             + self.merged.capacity() * size_of::<Rank>()
     }
 }
 
-/// What a slot holds: its piece's vocabulary, length and number of tokens.
+/// What a slot holds: its piece's vocabulary, length and number of tokens, with [`KEPT`] if its
+/// tokens are kept too.
 #[derive(Debug, Default, Clone, Copy)]
 struct Held {
     encoding: u8,
     len: u8,
     count: u8,
 }
+
+/// In [`Held::count`]: the slot's tokens are kept. A piece has at most [`KEY_MAX`] tokens.
+const KEPT: u8 = 0x80;
+const _: () = assert!(KEY_MAX < KEPT as usize);
 
 thread_local! {
     static SLOTS_OF_THIS_THREAD: RefCell<Slots> = RefCell::new(Slots::new());
@@ -139,7 +147,7 @@ impl Caches<'_> {
                 let mut tokens = std::mem::take(&mut slot.slots.merged);
                 tokens.clear();
                 merge(&mut tokens);
-                slot.keep(encoding, piece, &tokens);
+                slot.keep(encoding, piece, &tokens, false);
                 let count = tokens.len();
                 slot.slots.merged = tokens;
                 count
@@ -161,13 +169,13 @@ impl Caches<'_> {
             return self.short.encode(encoding, piece, tokens, merge);
         }
         match self.slots.slot(encoding, piece) {
-            Found(slot) if slot.count() <= TOKENS_MAX => {
+            Found(slot) if slot.kept() => {
                 tokens.extend_from_slice(&slot.slots.tokens[slot.at][..slot.count()]);
             }
             Found(mut slot) | Vacant(mut slot) => {
                 let start = tokens.len();
                 merge(tokens);
-                slot.keep(encoding, piece, &tokens[start..]);
+                slot.keep(encoding, piece, &tokens[start..], true);
             }
         }
     }
@@ -181,22 +189,38 @@ struct Slot<'a> {
 }
 
 impl Slot<'_> {
-    fn count(&self) -> usize {
-        usize::from(self.slots.sets[self.at / WAYS].held[self.at % WAYS].count)
+    fn held(&self) -> Held {
+        self.slots.sets[self.at / WAYS].held[self.at % WAYS]
     }
 
-    fn keep(&mut self, encoding: Encoding, piece: &[u8], tokens: &[Rank]) {
+    fn count(&self) -> usize {
+        usize::from(self.held().count & !KEPT)
+    }
+
+    /// Whether the slot's tokens are kept.
+    fn kept(&self) -> bool {
+        self.held().count & KEPT != 0
+    }
+
+    /// Keeps `piece` and its number of tokens in the slot, and, with `with_tokens`, its tokens
+    /// if there are at most [`TOKENS_MAX`].
+    fn keep(&mut self, encoding: Encoding, piece: &[u8], tokens: &[Rank], with_tokens: bool) {
+        let kept = with_tokens && tokens.len() <= TOKENS_MAX;
+        if kept {
+            let all = &mut self.slots.tokens;
+            if all.is_empty() {
+                *all = vec![[0; TOKENS_MAX]; SLOTS];
+            }
+            all[self.at][..tokens.len()].copy_from_slice(tokens);
+        }
         let set = &mut self.slots.sets[self.at / WAYS];
         set.tags[self.at % WAYS] = self.tag;
         set.held[self.at % WAYS] = Held {
             encoding: encoding as u8,
             len: piece.len() as u8,
-            count: tokens.len() as u8,
+            count: tokens.len() as u8 | if kept { KEPT } else { 0 },
         };
         self.slots.keys[self.at][..piece.len()].copy_from_slice(piece);
-        if tokens.len() <= TOKENS_MAX {
-            self.slots.tokens[self.at][..tokens.len()].copy_from_slice(tokens);
-        }
     }
 }
 
@@ -304,9 +328,40 @@ mod tests {
     }
 
     #[test]
-    fn a_thread_keeps_the_1_3_mb_the_docs_say() {
-        let bytes = Slots::new().bytes();
-        assert!((1_300_000..1_350_000).contains(&bytes), "{bytes} bytes");
+    fn a_thread_keeps_832_kb_to_count_and_480_kb_more_once_it_encodes() {
+        std::thread::spawn(|| {
+            let bytes = || SLOTS_OF_THIS_THREAD.with(|slots| slots.borrow().bytes());
+            assert_eq!(bytes(), (64 + 768) * 1024 + KEY_MAX * 4);
+            count(Encoding::O200kBase, b" a piece counted", |out| out.push(1));
+            assert_eq!(bytes(), (64 + 768) * 1024 + KEY_MAX * 4);
+            encode(
+                Encoding::O200kBase,
+                b" a piece encoded",
+                &mut Vec::new(),
+                |out| out.push(1),
+            );
+            assert_eq!(bytes(), (64 + 768 + 480) * 1024 + KEY_MAX * 4);
+        })
+        .join()
+        .expect("the thread's slots are as documented");
+    }
+
+    #[test]
+    fn a_piece_counted_then_encoded_is_merged_again_once_to_keep_its_tokens() {
+        let piece = b" counted before it is encoded";
+        let mut merges = 0;
+        let mut merge = |out: &mut Vec<Rank>| {
+            merges += 1;
+            out.extend([4, 5]);
+        };
+        assert_eq!(count(Encoding::O200kBase, piece, &mut merge), 2);
+        assert_eq!(count(Encoding::O200kBase, piece, kept), 2);
+        let mut out = Vec::new();
+        encode(Encoding::O200kBase, piece, &mut out, &mut merge);
+        encode(Encoding::O200kBase, piece, &mut out, kept);
+        assert_eq!(count(Encoding::O200kBase, piece, kept), 2);
+        assert_eq!(out, [4, 5, 4, 5]);
+        assert_eq!(merges, 2);
     }
 
     #[test]
@@ -318,12 +373,12 @@ mod tests {
             merges += 1;
             out.extend_from_slice(&tokens);
         };
-        assert_eq!(count(Encoding::O200kBase, piece, merge), 3);
+        let mut out = vec![9];
+        encode(Encoding::O200kBase, piece, &mut out, merge);
         assert_eq!(merges, 1);
         assert_eq!(count(Encoding::O200kBase, piece, kept), 3);
-        let mut out = vec![9];
         encode(Encoding::O200kBase, piece, &mut out, kept);
-        assert_eq!(out, [9, 1, 2, 3]);
+        assert_eq!(out, [9, 1, 2, 3, 1, 2, 3]);
     }
 
     #[test]
@@ -378,9 +433,12 @@ mod tests {
             .take(WAYS + 1)
             .collect();
         for (i, piece) in sharing[..WAYS].iter().enumerate() {
-            count(Encoding::Cl100kBase, piece.as_bytes(), |out| {
-                out.push(i as Rank)
-            });
+            encode(
+                Encoding::Cl100kBase,
+                piece.as_bytes(),
+                &mut Vec::new(),
+                |out| out.push(i as Rank),
+            );
         }
         for (i, piece) in sharing[..WAYS].iter().enumerate() {
             let mut out = Vec::new();
