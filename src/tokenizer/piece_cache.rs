@@ -292,19 +292,25 @@ impl Slots {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
     /// A merge that must not run: the piece was kept.
-    fn kept(_: &mut Vec<Rank>) {
+    pub(in crate::tokenizer) fn kept(_: &mut Vec<Rank>) {
         panic!("merged again");
     }
 
-    fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Vec<Rank>)) -> usize {
+    /// [`Caches::count`] with this thread's caches.
+    pub(in crate::tokenizer) fn count(
+        encoding: Encoding,
+        piece: &[u8],
+        merge: impl FnOnce(&mut Vec<Rank>),
+    ) -> usize {
         with(|caches| caches.count(encoding, piece, merge))
     }
 
-    fn encode(
+    /// [`Caches::encode`] with this thread's caches.
+    pub(in crate::tokenizer) fn encode(
         encoding: Encoding,
         piece: &[u8],
         tokens: &mut Vec<Rank>,

@@ -172,24 +172,8 @@ impl Slots {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A merge that must not run: the piece was kept.
-    fn kept(_: &mut Vec<Rank>) {
-        panic!("merged again");
-    }
-
-    fn count(encoding: Encoding, piece: &[u8], merge: impl FnOnce(&mut Vec<Rank>)) -> usize {
-        with(|slots| slots.count(encoding, piece, merge))
-    }
-
-    fn encode(
-        encoding: Encoding,
-        piece: &[u8],
-        tokens: &mut Vec<Rank>,
-        merge: impl FnOnce(&mut Vec<Rank>),
-    ) {
-        with(|slots| slots.encode(encoding, piece, tokens, merge))
-    }
+    // Pieces of fewer than 8 bytes, which the caches of pieces keep here.
+    use crate::tokenizer::piece_cache::tests::{count, encode, kept};
 
     #[test]
     fn a_thread_keeps_256_kb_to_count_and_768_kb_once_it_encodes() {
