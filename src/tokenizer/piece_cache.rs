@@ -5,9 +5,9 @@
 //!
 //! One per thread, so that no lock is taken, of a fixed size: [`SLOTS`] pieces of up to
 //! [`KEY_MAX`] bytes and their counts, 832 KB, and, once the thread encodes, their tokens, 480 KB
-//! more; [`Caches::count`] and [`Caches::encode`] keep a piece of fewer
-//! than 8 bytes in [`short_piece_cache`] instead, a word each. Both are borrowed once for a run of
-//! a text's pieces ([`with`]), not once a piece. Four-way set-associative: a piece may sit in any
+//! more; [`Caches::count`] and [`Caches::encode`] keep a piece of fewer than 8 bytes in
+//! [`short_piece_cache`] instead, a word each. Both are borrowed once for a run of a text's
+//! pieces ([`with`]), not once a piece. Four-way set-associative: a piece may sit in any
 //! of the four slots of the set its hash picks, each with a tag of its hash, so that pieces that
 //! share a set do not push each other out; a new piece takes an empty slot of its set, else the
 //! oldest. A piece is only ever answered by a slot that holds exactly its bytes, of the same
@@ -52,7 +52,7 @@ struct Slots {
     /// Of each slot, its tokens, if [`KEPT`] says they are: empty until the thread first
     /// encodes, so that a thread that only counts does not hold them.
     tokens: Vec<[Rank; TOKENS_MAX]>,
-    /// Where [`count`] has a piece merged, so that a piece met the first time allocates nothing.
+    /// Where [`Caches::count`] has a piece merged, so that a piece met the first time allocates nothing.
     merged: Vec<Rank>,
 }
 

@@ -9,7 +9,7 @@
 //! reads one cache line: the eight words of the set its hash picks. A piece is only ever
 //! answered by a word that holds exactly its bytes, its length and its vocabulary. [`SLOTS`]
 //! pieces, 768 KB for each thread that encodes: 256 KB of words, and 512 KB of tokens, which
-//! only [`encode`] writes and reads, and allocates on its first call, so that a thread that only
+//! only [`Slots::encode`] writes and reads, and allocates on its first call, so that a thread that only
 //! counts has the words alone. A new piece takes an empty slot of its set, else the one its hash
 //! picks; a zero word marks a slot empty, so the words need no other start than zeroed memory.
 //!
