@@ -354,20 +354,22 @@ pub(super) mod tests {
 
     #[test]
     fn a_piece_counted_then_encoded_is_merged_again_once_to_keep_its_tokens() {
-        let piece = b" counted before it is encoded";
-        let mut merges = 0;
-        let mut merge = |out: &mut Vec<Rank>| {
-            merges += 1;
-            out.extend([4, 5]);
-        };
-        assert_eq!(count(Encoding::O200kBase, piece, &mut merge), 2);
-        assert_eq!(count(Encoding::O200kBase, piece, kept), 2);
-        let mut out = Vec::new();
-        encode(Encoding::O200kBase, piece, &mut out, &mut merge);
-        encode(Encoding::O200kBase, piece, &mut out, kept);
-        assert_eq!(count(Encoding::O200kBase, piece, kept), 2);
-        assert_eq!(out, [4, 5, 4, 5]);
-        assert_eq!(merges, 2);
+        // Counting keeps the count alone, in either cache: a short piece and a long one.
+        for piece in [&b"xQzK"[..], b" counted before it is encoded"] {
+            let mut merges = 0;
+            let mut merge = |out: &mut Vec<Rank>| {
+                merges += 1;
+                out.extend([4, 5]);
+            };
+            assert_eq!(count(Encoding::O200kBase, piece, &mut merge), 2);
+            assert_eq!(count(Encoding::O200kBase, piece, kept), 2);
+            let mut out = vec![9];
+            encode(Encoding::O200kBase, piece, &mut out, &mut merge);
+            encode(Encoding::O200kBase, piece, &mut out, kept);
+            assert_eq!(count(Encoding::O200kBase, piece, kept), 2);
+            assert_eq!(out, [9, 4, 5, 4, 5], "{piece:?}");
+            assert_eq!(merges, 2, "{piece:?}");
+        }
     }
 
     #[test]

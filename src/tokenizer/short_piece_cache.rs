@@ -193,24 +193,6 @@ mod tests {
     }
 
     #[test]
-    fn a_piece_is_merged_once_counted_then_encoded_then_answered_with_its_tokens() {
-        let piece = b"xQzK";
-        let mut merges = 0;
-        let mut merge = |out: &mut Vec<Rank>| {
-            merges += 1;
-            out.extend([11, 12]);
-        };
-        assert_eq!(count(Encoding::O200kBase, piece, &mut merge), 2);
-        assert_eq!(count(Encoding::O200kBase, piece, kept), 2);
-        // Counting keeps the count alone: encoding merges once more, then keeps the tokens.
-        let mut out = vec![9];
-        encode(Encoding::O200kBase, piece, &mut out, &mut merge);
-        assert_eq!(merges, 2);
-        encode(Encoding::O200kBase, piece, &mut out, kept);
-        assert_eq!(out, [9, 11, 12, 11, 12]);
-    }
-
-    #[test]
     fn another_vocabulary_length_or_bytes_is_not_answered_from_a_slot() {
         encode(Encoding::O200kBase, b"ab\0", &mut Vec::new(), |out| {
             out.push(7)
