@@ -223,7 +223,8 @@ impl Tiktoken {
     }
 
     /// The chunks of `text`, with the tokens of each, counted on every core: `text`'s chunks in
-    /// as many runs of consecutive chunks as there are cores, one a thread. The chunks end at a
+    /// as many runs of consecutive chunks as there are cores, the first on this thread and one
+    /// more thread for each of the others. The chunks end at a
     /// number's end too, so that one long line of JSON is counted on every core as well.
     fn counted_chunks<'a>(&self, text: &'a str) -> Vec<(&'a str, usize)> {
         let chunks: Vec<&str> = chunks(self.encoding, text, true, CHUNK).collect();
@@ -236,17 +237,19 @@ impl Tiktoken {
         if cores == 1 || chunks.len() < 2 {
             return count(&chunks);
         }
+        let mut runs = chunks.chunks(chunks.len().div_ceil(cores));
+        let first = runs.next().unwrap_or_default();
         std::thread::scope(|scope| {
-            let runs: Vec<_> = chunks
-                .chunks(chunks.len().div_ceil(cores))
-                .map(|run| scope.spawn(move || count(run)))
-                .collect();
-            runs.into_iter()
-                .flat_map(|run| {
+            let others: Vec<_> = runs.map(|run| scope.spawn(move || count(run))).collect();
+            // The first run is counted here, by the caches this thread has warmed.
+            let mut counted = count(first);
+            for run in others {
+                counted.extend(
                     run.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                );
+            }
+            counted
         })
     }
 
