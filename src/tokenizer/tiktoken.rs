@@ -223,8 +223,8 @@ impl Tiktoken {
     }
 
     /// The chunks of `text`, with the tokens of each, counted on every core: `text`'s chunks in
-    /// as many runs of consecutive chunks as there are cores, the first on this thread and one
-    /// more thread for each of the others. The chunks end at a
+    /// as many runs of consecutive chunks as there are cores, the first on this thread, with the
+    /// caches it has warmed, and each of the others on a thread of its own. The chunks end at a
     /// number's end too, so that one long line of JSON is counted on every core as well.
     fn counted_chunks<'a>(&self, text: &'a str) -> Vec<(&'a str, usize)> {
         let chunks: Vec<&str> = chunks(self.encoding, text, true, CHUNK).collect();
@@ -241,7 +241,6 @@ impl Tiktoken {
         let first = runs.next().unwrap_or_default();
         std::thread::scope(|scope| {
             let others: Vec<_> = runs.map(|run| scope.spawn(move || count(run))).collect();
-            // The first run is counted here, by the caches this thread has warmed.
             let mut counted = count(first);
             for run in others {
                 counted.extend(
