@@ -5,9 +5,11 @@ use std::fmt;
 mod ascii_runs;
 #[cfg(feature = "bpe-openai")]
 mod bpe_openai;
+mod byte_classes;
 mod encoding;
 #[cfg(feature = "hf")]
 mod hf;
+mod o200k_blocks;
 mod pair_cache;
 mod piece_cache;
 mod pieces;

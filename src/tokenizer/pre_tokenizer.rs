@@ -24,6 +24,7 @@
 use std::sync::LazyLock;
 
 use super::ascii_runs::{self, AsciiClass};
+use super::o200k_blocks::o200k_starts;
 use super::Encoding;
 
 /// A character's classes, as bits.
@@ -460,20 +461,53 @@ impl Chars<'_> {
     }
 }
 
-/// The pieces `encoding`'s pre-tokenizer splits `text` into, in order.
+/// Whether the first eight bytes of `bytes` (all of them, if fewer) are ASCII: where a block
+/// of ASCII is worth reading. Between the characters of Japanese or Chinese, a line break or a
+/// digit is read as a piece alone.
+#[inline(always)]
+fn ascii_ahead(bytes: &[u8]) -> bool {
+    match bytes.first_chunk::<8>() {
+        Some(&eight) => u64::from_le_bytes(eight) & 0x8080_8080_8080_8080 == 0,
+        None => bytes.is_ascii(),
+    }
+}
+
+/// The pieces `encoding`'s pre-tokenizer splits `text` into, in order. `o200k_base`'s are found
+/// a block of ASCII at a time ([`o200k_blocks`](super::o200k_blocks)) from each piece start
+/// that eight bytes of ASCII follow; character by character elsewhere, and where a block is
+/// sure of no start past its first (a piece longer than the block, or one that meets a
+/// character past ASCII). `cl100k_base`'s are found character by character.
 pub(super) fn pieces(encoding: Encoding, text: &str) -> impl Iterator<Item = &str> {
     let chars = Chars {
         text,
         classes: &CLASSES,
     };
+    let bytes = text.as_bytes();
     let mut at = 0;
+    // Of the block read last, from `block_start`: the piece starts after `at`, and whether the
+    // piece after the last of them ends the text.
+    let (mut block_start, mut starts, mut ends_text) = (0, 0u64, false);
     std::iter::from_fn(move || {
-        if at >= text.len() {
+        if at >= bytes.len() {
             return None;
         }
-        let end = match encoding {
-            Encoding::O200kBase => chars.o200k_piece(at),
-            Encoding::Cl100kBase => chars.cl100k_piece(at),
+        if encoding == Encoding::O200kBase && starts == 0 && !ends_text && ascii_ahead(&bytes[at..])
+        {
+            let block = o200k_starts(&bytes[at..]);
+            (block_start, starts, ends_text) = (at, block.bits & !1, block.ends_text);
+        }
+        let end = if starts != 0 {
+            let end = block_start + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            end
+        } else if ends_text {
+            ends_text = false;
+            text.len()
+        } else {
+            match encoding {
+                Encoding::O200kBase => chars.o200k_piece(at),
+                Encoding::Cl100kBase => chars.cl100k_piece(at),
+            }
         };
         let piece = &text[at..end];
         at = end;
@@ -573,6 +607,15 @@ mod tests {
         #[test]
         fn ascii_text_and_the_characters_that_may_continue_its_pieces_split_as_the_regex_splits_them(
             text in "([\\x00-\\x7f]{1,6}|[éſ\u{301}٣Ⅻ\u{3000}\u{a0}中🦀ǅʰ]){0,40}",
+        ) {
+            assert_same_pieces(&text);
+        }
+
+        #[test]
+        fn long_runs_of_each_ascii_class_split_as_the_regex_splits_them(
+            // Runs longer than the 64 bytes `o200k_blocks` reads at once, and every kind of
+            // piece start, across its blocks' ends.
+            text in r"([a-z]{1,70}|[A-Z]{1,9}|[0-9]{1,70}| {1,70}|[\t\n\r \x0b\x0c]{1,70}|\n{1,3}|[!-&(-/:-@\[-`{-~]{1,70}|/{1,3}|'([sStTmMdD]|[rRvV][eE]|[lL]{2}|x)|\x{a0}|中){0,24}",
         ) {
             assert_same_pieces(&text);
         }

@@ -1,0 +1,240 @@
+//! The piece starts of `o200k_base` in a block of up to 64 bytes of ASCII, all at once: each rule
+//! of the pattern is a few operations on the block's [`ByteClasses`], and only white-space runs,
+//! a punctuation run's trailing line breaks, contractions and numbers of four digits or more
+//! take a step each. A text's pieces are read a block at a time from a piece start, which makes
+//! the block read as if the text began there.
+//!
+//! For ASCII, the pattern's alternatives come down to these rules:
+//!
+//! - a run of letters is split before each capital that follows a small letter (`[A-Z]*[a-z]+`
+//!   or `[A-Z]+[a-z]*`), and a contraction (`'s`, `'t`, `'re`, `'ve`, `'m`, `'ll`, `'d`, in any
+//!   case) right after it is the word's;
+//! - a run of digits is split every three from its first (`\p{N}{1,3}`);
+//! - a run of punctuation is one piece with the line breaks and slashes that follow it
+//!   (` ?[^\s\p{L}\p{N}]+[\r\n/]*`), and with a space before it;
+//! - a piece's first character, if it is white space but a line break, or punctuation, takes
+//!   the letters after it as its word;
+//! - a run of white space ends its first piece after its last line break (`\s*[\r\n]+`), and
+//!   gives its last character to what follows (`\s+(?!\S)`), but at the end of the text.
+
+use super::byte_classes::{ByteClasses, WIDTH};
+
+/// The piece starts of a block, as bits from its first byte, and how many of its first bits
+/// they are sure of: a start past those may depend on the bytes past the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Starts {
+    /// The sure starts, the block's first byte's among them.
+    pub(super) bits: u64,
+    /// Whether the text ends within the block, so that the piece of the last start ends there;
+    /// else that piece may run on past what the block is sure of.
+    pub(super) ends_text: bool,
+}
+
+/// The bits below `n`.
+#[inline(always)]
+fn below(n: u32) -> u64 {
+    if n >= u64::BITS {
+        u64::MAX
+    } else {
+        (1 << n) - 1
+    }
+}
+
+/// The end of the run of `class` from bit `from`, at most `len`.
+#[inline(always)]
+fn run_end(class: u64, from: u32, len: u32) -> u32 {
+    (from + (!class >> from).trailing_zeros()).min(len)
+}
+
+/// The piece starts of `o200k_base` in the first (up to) 64 bytes of `text`, which a piece
+/// starts: read up to its first byte past ASCII.
+pub(super) fn o200k_starts(text: &[u8]) -> Starts {
+    let block = Block::of(text);
+    let mut starts = 1 | block.words() | block.numbers();
+    let trailing = block.trailing(&mut starts);
+    block.punctuation(trailing, &mut starts);
+    block.white_space(trailing, &mut starts);
+    let sure = block.contractions(text, &mut starts);
+    Starts {
+        bits: starts & below(sure),
+        ends_text: block.ends_text && sure == block.len,
+    }
+}
+
+/// A block's classes, of its ASCII bytes alone.
+struct Block {
+    classes: ByteClasses,
+    letter: u64,
+    /// The ASCII bytes read, and whether the text ends after them.
+    len: u32,
+    ends_text: bool,
+}
+
+impl Block {
+    fn of(text: &[u8]) -> Block {
+        let classes = ByteClasses::of(text);
+        let read = text.len().min(WIDTH) as u32;
+        let len = classes.past_ascii.trailing_zeros().min(read);
+        let known = below(len);
+        let classes = ByteClasses {
+            upper: classes.upper & known,
+            lower: classes.lower & known,
+            digit: classes.digit & known,
+            space: classes.space & known,
+            blank: classes.blank & known,
+            newline: classes.newline & known,
+            slash: classes.slash & known,
+            quote: classes.quote & known,
+            punctuation: classes.punctuation & known,
+            past_ascii: classes.past_ascii,
+        };
+        Block {
+            letter: classes.upper | classes.lower,
+            classes,
+            len,
+            ends_text: len as usize == text.len(),
+        }
+    }
+
+    /// The bits of the block's bytes.
+    fn known(&self) -> u64 {
+        below(self.len)
+    }
+
+    /// Where the letters after something else start a word, where a capital after a small letter
+    /// does, and where something else after a word does.
+    fn words(&self) -> u64 {
+        let (letter, ByteClasses { upper, lower, .. }) = (self.letter, self.classes);
+        letter & !(letter << 1) | upper & (lower << 1) | self.after_words()
+    }
+
+    /// The bytes right after a word.
+    fn after_words(&self) -> u64 {
+        !self.letter & (self.letter << 1) & self.known()
+    }
+
+    /// Where numbers start, three digits a piece, and where something else after one does.
+    fn numbers(&self) -> u64 {
+        let digit = self.classes.digit;
+        let first_digits = digit & !(digit << 1);
+        let mut starts = first_digits | !digit & (digit << 1) & self.known();
+        let fourth = digit & (digit << 1) & (digit << 2) & (digit << 3);
+        let mut third = first_digits;
+        loop {
+            third = (third << 3) & fourth;
+            if third == 0 {
+                return starts;
+            }
+            starts |= third;
+        }
+    }
+
+    /// The line breaks and slashes after punctuation, `[\r\n/]*`, which end its piece: their
+    /// bits, with a start after each run of them.
+    fn trailing(&self, starts: &mut u64) -> u64 {
+        let ByteClasses {
+            newline,
+            slash,
+            punctuation,
+            ..
+        } = self.classes;
+        let (class, mut trailing) = (newline | slash, 0);
+        let mut seeds = newline & (punctuation << 1);
+        while seeds != 0 {
+            let from = seeds.trailing_zeros();
+            let end = run_end(class, from, self.len);
+            trailing |= below(end) & !below(from);
+            *starts |= 1u64.checked_shl(end).unwrap_or(0);
+            seeds &= !below(end);
+        }
+        trailing
+    }
+
+    /// Punctuation but the `trailing`: a run starts a piece, but after a space, which starts
+    /// it instead; the run ends it, but before a line break, which the trailing takes. A
+    /// piece's first character that is white space but a line break, or punctuation, is the
+    /// first of the word after it.
+    fn punctuation(&self, trailing: u64, starts: &mut u64) {
+        let ByteClasses {
+            space,
+            blank,
+            newline,
+            punctuation,
+            ..
+        } = self.classes;
+        let punctuation = punctuation & !trailing;
+        let punctuation_starts = punctuation & !(punctuation << 1) & !(blank << 1);
+        *starts |= punctuation_starts | !punctuation & (punctuation << 1) & self.known() & !newline;
+        let word_firsts = space & !newline | punctuation_starts;
+        *starts &= !(self.letter & (word_firsts << 1));
+    }
+
+    /// White space but the `trailing`: each run starts a piece; a run of two or more
+    /// characters may start more, found a run at a time.
+    fn white_space(&self, trailing: u64, starts: &mut u64) {
+        let (white, newline, len) = (
+            self.classes.space & !trailing,
+            self.classes.newline,
+            self.len,
+        );
+        let white_starts = white & !(white << 1);
+        *starts |= white_starts;
+        let mut runs = white_starts & (white >> 1);
+        while runs != 0 {
+            let from = runs.trailing_zeros();
+            runs &= runs - 1;
+            let end = run_end(white, from, len);
+            if end >= len && !self.ends_text {
+                // Where it ends, and so its other starts, are past the block.
+                continue;
+            }
+            let breaks = newline & below(end) & !below(from);
+            let after_breaks = if breaks == 0 {
+                from
+            } else {
+                u64::BITS - breaks.leading_zeros()
+            };
+            if after_breaks < end {
+                *starts |= 1 << after_breaks;
+            }
+            if end - after_breaks >= 2 && !(self.ends_text && end == len) {
+                *starts |= 1 << (end - 1);
+            }
+        }
+    }
+
+    /// Contractions, which end the word before them; a `'` right after one starts a piece.
+    /// The bits the starts are sure of: those before a `'` too near the block's end to tell.
+    fn contractions(&self, text: &[u8], starts: &mut u64) -> u32 {
+        let mut quotes = self.after_words() & self.classes.quote;
+        // No contraction ends at bit 0, which no letter comes before.
+        let mut contraction_end = 0;
+        while quotes != 0 {
+            let at = quotes.trailing_zeros();
+            quotes &= quotes - 1;
+            if at + 3 > self.len && !self.ends_text {
+                return at;
+            }
+            if at == contraction_end {
+                continue;
+            }
+            if let Some(contraction) = contraction(&text[at as usize..self.len as usize]) {
+                contraction_end = at + contraction;
+                *starts &= !(below(contraction_end) & !below(at));
+                *starts |= 1u64.checked_shl(contraction_end).unwrap_or(0);
+            }
+        }
+        self.len
+    }
+}
+
+/// The length of the contraction `(?i:'s|'t|'re|'ve|'m|'ll|'d)` at the start of `text`, a `'`
+/// and ASCII after it.
+fn contraction(text: &[u8]) -> Option<u32> {
+    let folded = |at: usize| text.get(at).map(u8::to_ascii_lowercase);
+    match (folded(1)?, folded(2)) {
+        (b's' | b't' | b'm' | b'd', _) => Some(2),
+        (b'r' | b'v', Some(b'e')) | (b'l', Some(b'l')) => Some(3),
+        _ => None,
+    }
+}
