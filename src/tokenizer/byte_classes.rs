@@ -1,7 +1,7 @@
 //! The classes of up to 64 bytes of a text at once, as bit masks: bit `k` of each mask says
-//! whether the byte `k` places from the block's start is of the class. The pre-tokenizer of
-//! `o200k_base` finds every piece start of a block of ASCII from these masks at once
-//! ([`o200k_blocks`](super::o200k_blocks)).
+//! whether the byte `k` places from the block's start is of the class. The pre-tokenizers find
+//! every piece start of a block of ASCII from these masks at once
+//! ([`piece_blocks`](super::piece_blocks)).
 //!
 //! On x86-64, by SSE2, which every such CPU has, through [`safe_arch`]'s safe wrappers: four
 //! 16-byte compares a class. Elsewhere, byte by byte: the same masks, slower.

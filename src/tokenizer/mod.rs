@@ -9,8 +9,8 @@ mod byte_classes;
 mod encoding;
 #[cfg(feature = "hf")]
 mod hf;
-mod o200k_blocks;
 mod pair_cache;
+mod piece_blocks;
 mod piece_cache;
 mod pieces;
 mod pre_tokenizer;

@@ -24,7 +24,7 @@
 use std::sync::LazyLock;
 
 use super::ascii_runs::{self, AsciiClass};
-use super::o200k_blocks::o200k_starts;
+use super::piece_blocks;
 use super::Encoding;
 
 /// A character's classes, as bits.
@@ -472,11 +472,10 @@ fn ascii_ahead(bytes: &[u8]) -> bool {
     }
 }
 
-/// The pieces `encoding`'s pre-tokenizer splits `text` into, in order. `o200k_base`'s are found
-/// a block of ASCII at a time ([`o200k_blocks`](super::o200k_blocks)) from each piece start
-/// that eight bytes of ASCII follow; character by character elsewhere, and where a block is
-/// sure of no start past its first (a piece longer than the block, or one that meets a
-/// character past ASCII). `cl100k_base`'s are found character by character.
+/// The pieces `encoding`'s pre-tokenizer splits `text` into, in order: a block of ASCII at a
+/// time ([`piece_blocks`]) from each piece start that eight bytes of ASCII follow; character by
+/// character elsewhere, and where a block is sure of no start past its first (a piece longer
+/// than the block, or one that meets a character past ASCII).
 pub(super) fn pieces(encoding: Encoding, text: &str) -> impl Iterator<Item = &str> {
     let chars = Chars {
         text,
@@ -491,9 +490,8 @@ pub(super) fn pieces(encoding: Encoding, text: &str) -> impl Iterator<Item = &st
         if at >= bytes.len() {
             return None;
         }
-        if encoding == Encoding::O200kBase && starts == 0 && !ends_text && ascii_ahead(&bytes[at..])
-        {
-            let block = o200k_starts(&bytes[at..]);
+        if starts == 0 && !ends_text && ascii_ahead(&bytes[at..]) {
+            let block = piece_blocks::starts(encoding, &bytes[at..]);
             (block_start, starts, ends_text) = (at, block.bits & !1, block.ends_text);
         }
         let end = if starts != 0 {
@@ -613,7 +611,7 @@ mod tests {
 
         #[test]
         fn long_runs_of_each_ascii_class_split_as_the_regex_splits_them(
-            // Runs longer than the 64 bytes `o200k_blocks` reads at once, and every kind of
+            // Runs longer than the 64 bytes `piece_blocks` reads at once, and every kind of
             // piece start, across its blocks' ends.
             text in r"([a-z]{1,70}|[A-Z]{1,9}|[0-9]{1,70}| {1,70}|[\t\n\r \x0b\x0c]{1,70}|\n{1,3}|[!-&(-/:-@\[-`{-~]{1,70}|/{1,3}|'([sStTmMdD]|[rRvV][eE]|[lL]{2}|x)|\x{a0}|中){0,24}",
         ) {
