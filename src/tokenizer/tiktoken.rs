@@ -43,7 +43,8 @@ fn few_bytes_word(piece: &str) -> Option<ByteSet> {
 /// The tiktoken-rs backend: exact counts, one encoding per cut, the default.
 ///
 /// Its vocabularies are tiktoken-rs's. A text is split into pieces by a pre-tokenizer written
-/// for these two vocabularies, not by tiktoken-rs's regex, which takes most of its time: each
+/// for these two vocabularies, not by tiktoken-rs's regex, which takes most of its time (ASCII
+/// a block of 64 bytes at a time, `piece_blocks`): each
 /// piece is then looked up whole if it is short, or taken from the thread's caches of the pieces
 /// it saw last (`piece_cache`, up to 96 bytes), or looked up whole or merged pair by pair as
 /// tiktoken merges it, each pair asked first of the thread's cache of the pairs it merged last
