@@ -55,31 +55,12 @@ impl ByteClasses {
         }
     }
 
-    /// The rest of the classes, from the ASCII ones each mask gives.
+    /// These classes with their punctuation: the ASCII bytes in no other class.
     #[inline(always)]
-    fn from_masks(masks: Masks) -> ByteClasses {
-        let Masks {
-            upper,
-            lower,
-            digit,
-            space,
-            blank,
-            newline,
-            slash,
-            quote,
-            past_ascii,
-        } = masks;
+    fn with_punctuation(self) -> ByteClasses {
         ByteClasses {
-            upper,
-            lower,
-            digit,
-            space,
-            blank,
-            newline,
-            slash,
-            quote,
-            punctuation: !(upper | lower | digit | space | past_ascii),
-            past_ascii,
+            punctuation: !(self.upper | self.lower | self.digit | self.space | self.past_ascii),
+            ..self
         }
     }
 
@@ -114,7 +95,7 @@ impl ByteClasses {
         };
         let (blank, carriage, line_feed) = (is(b' '), is(b'\r'), is(b'\n'));
         let controls = within(b'\t', b'\r');
-        Self::from_masks(Masks {
+        ByteClasses {
             upper: mask(&within(b'A', b'Z')),
             lower: mask(&within(b'a', b'z')),
             digit: mask(&within(b'0', b'9')),
@@ -124,34 +105,20 @@ impl ByteClasses {
             slash: mask(&is(b'/')),
             quote: mask(&is(b'\'')),
             past_ascii: mask(&|bytes| bytes),
-        })
+            punctuation: 0,
+        }
+        .with_punctuation()
     }
 
     #[cfg(not(target_arch = "x86_64"))]
     fn of_block(block: &[u8; WIDTH]) -> ByteClasses {
-        Self::from_masks(Masks::byte_by_byte(block))
+        Self::byte_by_byte(block)
     }
-}
 
-/// The masks each class is read into.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Masks {
-    upper: u64,
-    lower: u64,
-    digit: u64,
-    space: u64,
-    blank: u64,
-    newline: u64,
-    slash: u64,
-    quote: u64,
-    past_ascii: u64,
-}
-
-impl Masks {
-    /// The masks of `block`, one byte at a time, by the standard library.
+    /// The classes of `block`, one byte at a time, by the standard library.
     #[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-    fn byte_by_byte(block: &[u8; WIDTH]) -> Masks {
-        let mut masks = Masks::default();
+    fn byte_by_byte(block: &[u8; WIDTH]) -> ByteClasses {
+        let mut classes = ByteClasses::default();
         for (k, &byte) in block.iter().enumerate() {
             let bit = 1u64 << k;
             let set = |class: &mut u64, is: bool| {
@@ -159,18 +126,18 @@ impl Masks {
                     *class |= bit;
                 }
             };
-            set(&mut masks.upper, byte.is_ascii_uppercase());
-            set(&mut masks.lower, byte.is_ascii_lowercase());
-            set(&mut masks.digit, byte.is_ascii_digit());
+            set(&mut classes.upper, byte.is_ascii_uppercase());
+            set(&mut classes.lower, byte.is_ascii_lowercase());
+            set(&mut classes.digit, byte.is_ascii_digit());
             // `is_ascii_whitespace` leaves out `\x0B`, which `\s` takes.
-            set(&mut masks.space, matches!(byte, b'\t'..=b'\r' | b' '));
-            set(&mut masks.blank, byte == b' ');
-            set(&mut masks.newline, matches!(byte, b'\r' | b'\n'));
-            set(&mut masks.slash, byte == b'/');
-            set(&mut masks.quote, byte == b'\'');
-            set(&mut masks.past_ascii, !byte.is_ascii());
+            set(&mut classes.space, matches!(byte, b'\t'..=b'\r' | b' '));
+            set(&mut classes.blank, byte == b' ');
+            set(&mut classes.newline, matches!(byte, b'\r' | b'\n'));
+            set(&mut classes.slash, byte == b'/');
+            set(&mut classes.quote, byte == b'\'');
+            set(&mut classes.past_ascii, !byte.is_ascii());
         }
-        masks
+        classes.with_punctuation()
     }
 }
 
@@ -183,7 +150,7 @@ mod tests {
         let mut block = [0; WIDTH];
         let len = bytes.len().min(WIDTH);
         block[..len].copy_from_slice(&bytes[..len]);
-        let classes = ByteClasses::from_masks(Masks::byte_by_byte(&block));
+        let classes = ByteClasses::byte_by_byte(&block);
         let in_text = if len == WIDTH {
             u64::MAX
         } else {
