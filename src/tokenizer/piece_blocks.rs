@@ -23,8 +23,8 @@
 use super::byte_classes::{ByteClasses, WIDTH};
 use super::Encoding;
 
-/// The piece starts of a block, as bits from its first byte, and how many of its first bits
-/// they are sure of: a start past those may depend on the bytes past the block.
+/// The piece starts of a block that its bytes decide, as bits from its first byte: a start
+/// that may depend on the bytes past the block is left to the block read from the last one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Starts {
     /// The sure starts, the block's first byte's among them.
