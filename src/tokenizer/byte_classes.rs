@@ -44,14 +44,26 @@ impl ByteClasses {
             None => {
                 let mut block = [0; WIDTH];
                 block[..bytes.len()].copy_from_slice(bytes);
-                let classes = Self::of_block(&block);
                 // The zeros past the end are in no class but punctuation.
-                let in_text = (1u64 << bytes.len()) - 1;
-                ByteClasses {
-                    punctuation: classes.punctuation & in_text,
-                    ..classes
-                }
+                Self::of_block(&block).within((1u64 << bytes.len()) - 1)
             }
+        }
+    }
+
+    /// These classes of the bytes of `bits` alone.
+    #[inline(always)]
+    pub(super) fn within(self, bits: u64) -> ByteClasses {
+        ByteClasses {
+            upper: self.upper & bits,
+            lower: self.lower & bits,
+            digit: self.digit & bits,
+            space: self.space & bits,
+            blank: self.blank & bits,
+            newline: self.newline & bits,
+            slash: self.slash & bits,
+            quote: self.quote & bits,
+            punctuation: self.punctuation & bits,
+            past_ascii: self.past_ascii & bits,
         }
     }
 
@@ -150,16 +162,12 @@ mod tests {
         let mut block = [0; WIDTH];
         let len = bytes.len().min(WIDTH);
         block[..len].copy_from_slice(&bytes[..len]);
-        let classes = ByteClasses::byte_by_byte(&block);
         let in_text = if len == WIDTH {
             u64::MAX
         } else {
             (1 << len) - 1
         };
-        ByteClasses {
-            punctuation: classes.punctuation & in_text,
-            ..classes
-        }
+        ByteClasses::byte_by_byte(&block).within(in_text)
     }
 
     #[test]

@@ -27,7 +27,7 @@ use super::Encoding;
 /// that may depend on the bytes past the block is left to the block read from the last one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Starts {
-    /// The sure starts, the block's first byte's among them.
+    /// The sure starts after the block's first byte.
     pub(super) bits: u64,
     /// Whether the text ends within the block, so that the piece of the last start ends there;
     /// else that piece may run on past what the block is sure of.
@@ -64,7 +64,7 @@ pub(super) fn starts(encoding: Encoding, text: &[u8]) -> Starts {
     };
     let sure = block.contractions(text, contractions, &mut starts);
     Starts {
-        bits: starts & below(sure),
+        bits: starts & below(sure) & !1,
         ends_text: block.ends_text && sure == block.len,
     }
 }
@@ -84,19 +84,8 @@ impl Block {
         let classes = ByteClasses::of(text);
         let read = text.len().min(WIDTH) as u32;
         let len = classes.past_ascii.trailing_zeros().min(read);
-        let known = below(len);
-        let classes = ByteClasses {
-            upper: classes.upper & known,
-            lower: classes.lower & known,
-            digit: classes.digit & known,
-            space: classes.space & known,
-            blank: classes.blank & known,
-            newline: classes.newline & known,
-            slash: classes.slash & known,
-            quote: classes.quote & known,
-            punctuation: classes.punctuation & known,
-            past_ascii: classes.past_ascii,
-        };
+        // What follows the first byte past ASCII is read character by character.
+        let classes = classes.within(below(len));
         Block {
             encoding,
             letter: classes.upper | classes.lower,

@@ -466,10 +466,7 @@ impl Chars<'_> {
 /// digit is read as a piece alone.
 #[inline(always)]
 fn ascii_ahead(bytes: &[u8]) -> bool {
-    match bytes.first_chunk::<8>() {
-        Some(&eight) => u64::from_le_bytes(eight) & 0x8080_8080_8080_8080 == 0,
-        None => bytes.is_ascii(),
-    }
+    bytes[..bytes.len().min(8)].is_ascii()
 }
 
 /// The pieces `encoding`'s pre-tokenizer splits `text` into, in order: a block of ASCII at a
@@ -492,7 +489,7 @@ pub(super) fn pieces(encoding: Encoding, text: &str) -> impl Iterator<Item = &st
         }
         if starts == 0 && !ends_text && ascii_ahead(&bytes[at..]) {
             let block = piece_blocks::starts(encoding, &bytes[at..]);
-            (block_start, starts, ends_text) = (at, block.bits & !1, block.ends_text);
+            (block_start, starts, ends_text) = (at, block.bits, block.ends_text);
         }
         let end = if starts != 0 {
             let end = block_start + starts.trailing_zeros() as usize;
