@@ -1,6 +1,8 @@
 //! What the `cap` and `count` filters hold: they read stdin in parts, so that 100 MB through
-//! them peaks where 100 KB does, give or take a few MiB. Its own test binary, so that no other
-//! test's processes are among the children whose peak RSS it reads.
+//! them peaks where 100 KB does, give or take the caches of pieces a thread grows once it
+//! misses more pieces than they hold (16.25 MB at most, in the crate's `tokenizer::cache_growth`),
+//! and a few MiB. Its own test binary, so that no other test's processes are among the children
+//! whose peak RSS it reads.
 
 #![cfg(target_os = "linux")]
 
@@ -69,7 +71,7 @@ fn a_hundred_megabytes_through_a_filter_peak_where_a_hundred_kilobytes_do() {
         let large = peak_kib(args, &listing, 100_000_000);
         eprintln!("{args:?}: {small} KiB for 100 KB, {large} KiB for 100 MB");
         assert!(
-            large - small <= 8 * 1024,
+            large - small <= 20 * 1024,
             "{args:?}: {large} KiB against {small} KiB"
         );
     }

@@ -6,6 +6,7 @@ mod ascii_runs;
 #[cfg(feature = "bpe-openai")]
 mod bpe_openai;
 mod byte_classes;
+mod cache_growth;
 mod encoding;
 #[cfg(feature = "hf")]
 mod hf;

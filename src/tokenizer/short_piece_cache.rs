@@ -10,15 +10,20 @@
 //! answered by a word that holds exactly its bytes, its length and its vocabulary. [`SLOTS`]
 //! pieces, 768 KB for each thread that encodes: 256 KB of words, and 512 KB of tokens, which
 //! only [`Slots::encode`] writes and reads, and allocates on its first call, so that a thread that only
-//! counts has the words alone. A new piece takes an empty slot of its set, else the one its hash
-//! picks; a zero word marks a slot empty, so the words need no other start than zeroed memory.
+//! counts has the words alone; eight times as many, 2 MB of words and 4 MB of tokens, from the
+//! text after the one in which it missed more pieces than it holds ([`cache_growth`]). A new
+//! piece takes an empty slot of its set, else the one its hash picks; a zero word marks a slot
+//! empty, so the
+//! words need no other start than zeroed memory.
 //!
 //! [`piece_cache`]: super::piece_cache
+//! [`cache_growth`]: super::cache_growth
 
 use std::cell::RefCell;
 
 use tiktoken_rs::Rank;
 
+use super::cache_growth::{Growth, GROWN};
 use super::ranks::packed;
 use super::Encoding;
 
@@ -27,9 +32,10 @@ pub(super) const SHORT: usize = 8;
 
 /// The slots a piece may take: those of its set, one cache line of words.
 const WAYS: usize = 8;
+/// A thread's table has `1 << SET_BITS` sets, and [`GROWN`] times as many once it grows.
 const SET_BITS: u32 = 12;
-const SETS: usize = 1 << SET_BITS;
-const SLOTS: usize = SETS * WAYS;
+const SLOTS: usize = (1 << SET_BITS) * WAYS;
+const GROWN_SET_BITS: u32 = SET_BITS + GROWN.ilog2();
 
 /// The tokens kept of a piece of up to this many; of a piece of more, its count alone.
 const TOKENS_KEPT: usize = 4;
@@ -55,6 +61,9 @@ struct Set([Key; WAYS]);
 /// A thread's slots, by set: a look-up reads its set's words, then, to encode, one slot's tokens.
 pub(super) struct Slots {
     keys: Box<[Set]>,
+    /// The number of sets is `1 << set_bits`.
+    set_bits: u32,
+    growth: Growth,
     /// By slot; empty until the thread first encodes.
     tokens: Vec<[Rank; TOKENS_KEPT]>,
     /// Where a merge pushes a piece's tokens while the slots are borrowed.
@@ -63,11 +72,48 @@ pub(super) struct Slots {
 
 impl Slots {
     fn new() -> Self {
+        Slots::of(SET_BITS)
+    }
+
+    fn of(set_bits: u32) -> Self {
         Slots {
-            keys: vec![Set([0; WAYS]); SETS].into_boxed_slice(),
+            keys: vec![Set([0; WAYS]); 1 << set_bits].into_boxed_slice(),
+            set_bits,
+            growth: Growth::default(),
             tokens: Vec::new(),
             merged: Vec::with_capacity(SHORT),
         }
+    }
+
+    /// Grows the slots if they are due to ([`cache_growth`]), each piece and its count taken
+    /// into the grown slots; its tokens are not, and are merged again when it is next encoded.
+    fn grow_if_due(&mut self) {
+        if self.slots() != SLOTS || !self.growth.due(SLOTS) {
+            return;
+        }
+        let mut grown = Slots::of(GROWN_SET_BITS);
+        for &word in self
+            .keys
+            .iter()
+            .flat_map(|set| &set.0)
+            .filter(|&&word| word != 0)
+        {
+            let set = &mut grown.keys[set_of(word & PIECE, GROWN_SET_BITS)].0;
+            if let Some(way) = set.iter().position(|&held| held == 0) {
+                set[way] = word & !KEPT;
+            }
+        }
+        *self = grown;
+    }
+
+    fn slots(&self) -> usize {
+        self.keys.len() * WAYS
+    }
+
+    /// The word of `piece` in `encoding` and its set.
+    #[inline(always)]
+    fn key_of(&self, encoding: Encoding, piece: &[u8]) -> (Key, usize) {
+        key_of(encoding, piece, self.set_bits)
     }
 
     /// The bytes the slots take, as allocated.
@@ -81,13 +127,18 @@ thread_local! {
     static SLOTS_OF_THIS_THREAD: RefCell<Slots> = RefCell::new(Slots::new());
 }
 
-/// The word of `piece` in `encoding`, without its count, and its set.
+/// The word of `piece` in `encoding`, without its count, and its set of `1 << set_bits`.
 #[inline(always)]
-fn key_of(encoding: Encoding, piece: &[u8]) -> (Key, usize) {
+fn key_of(encoding: Encoding, piece: &[u8], set_bits: u32) -> (Key, usize) {
     debug_assert!(!piece.is_empty() && piece.len() < SHORT);
     let key = packed(piece) | Key::from(encoding as u8) << VOCABULARY;
-    let set = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SET_BITS)) as usize;
-    (key, set)
+    (key, set_of(key, set_bits))
+}
+
+/// The set of `key` of `1 << set_bits`.
+#[inline(always)]
+fn set_of(key: Key, set_bits: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - set_bits)) as usize
 }
 
 /// The number of tokens of the piece `word` holds.
@@ -114,6 +165,11 @@ pub(super) fn with<T>(f: impl FnOnce(&mut Slots) -> T) -> T {
     SLOTS_OF_THIS_THREAD.with(|slots| f(&mut slots.borrow_mut()))
 }
 
+/// Grows this thread's slots if they are due to ([`cache_growth`]).
+pub(super) fn grow_if_due() {
+    SLOTS_OF_THIS_THREAD.with(|slots| slots.borrow_mut().grow_if_due());
+}
+
 impl Slots {
     /// The number of tokens of `piece`, of 1 to 7 bytes, in `encoding`: as kept, or as `merge`
     /// pushes them on a vector, then kept.
@@ -124,11 +180,13 @@ impl Slots {
         piece: &[u8],
         merge: impl FnOnce(&mut Vec<Rank>),
     ) -> usize {
-        let (key, set) = key_of(encoding, piece);
+        self.growth.looked_up();
+        let (key, set) = self.key_of(encoding, piece);
         let keys = &mut self.keys[set].0;
         if let Some(way) = way_of(keys, key) {
             return count_of(keys[way]);
         }
+        self.growth.missed();
         self.merged.clear();
         merge(&mut self.merged);
         let count = self.merged.len();
@@ -146,7 +204,8 @@ impl Slots {
         tokens: &mut Vec<Rank>,
         merge: impl FnOnce(&mut Vec<Rank>),
     ) {
-        let (key, set) = key_of(encoding, piece);
+        self.growth.looked_up();
+        let (key, set) = self.key_of(encoding, piece);
         let keys = &self.keys[set].0;
         let found = way_of(keys, key);
         if let Some(way) = found.filter(|&way| keys[way] & KEPT != 0) {
@@ -156,10 +215,13 @@ impl Slots {
         let start = tokens.len();
         merge(tokens);
         let merged = &tokens[start..];
+        if found.is_none() {
+            self.growth.missed();
+        }
         let way = found.unwrap_or_else(|| vacant(&self.keys[set].0, key));
         let mut word = key | (merged.len() as Key) << COUNT;
         if self.tokens.is_empty() {
-            self.tokens = vec![[0; TOKENS_KEPT]; SLOTS];
+            self.tokens = vec![[0; TOKENS_KEPT]; self.slots()];
         }
         if merged.len() <= TOKENS_KEPT {
             self.tokens[set * WAYS + way][..merged.len()].copy_from_slice(merged);
@@ -175,6 +237,11 @@ mod tests {
     // Pieces of fewer than 8 bytes, which the caches of pieces keep here.
     use crate::tokenizer::piece_cache::tests::{count, encode, kept};
 
+    /// The bytes of this thread's slots.
+    fn bytes() -> usize {
+        SLOTS_OF_THIS_THREAD.with(|slots| slots.borrow().bytes())
+    }
+
     #[test]
     fn a_thread_keeps_256_kb_to_count_and_768_kb_once_it_encodes() {
         let slots = Slots::new();
@@ -184,12 +251,47 @@ mod tests {
             0,
             "each set in a cache line"
         );
-        count(Encoding::O200kBase, b"xQz", |out| out.push(1));
-        SLOTS_OF_THIS_THREAD.with(|slots| assert_eq!(slots.borrow().bytes(), 256 * 1024));
-        encode(Encoding::O200kBase, b"xQz", &mut Vec::new(), |out| {
-            out.push(1)
-        });
-        SLOTS_OF_THIS_THREAD.with(|slots| assert_eq!(slots.borrow().bytes(), 768 * 1024));
+        std::thread::spawn(|| {
+            count(Encoding::O200kBase, b"xQz", |out| out.push(1));
+            assert_eq!(bytes(), 256 * 1024);
+            encode(Encoding::O200kBase, b"xQz", &mut Vec::new(), |out| {
+                out.push(1)
+            });
+            assert_eq!(bytes(), 768 * 1024);
+        })
+        .join()
+        .expect("the thread's slots are as documented");
+    }
+
+    #[test]
+    fn a_thread_that_misses_twice_its_slots_grows_once_to_2_mb_and_6_mb_once_it_encodes() {
+        std::thread::spawn(|| {
+            let misses = |from: usize, to: usize| {
+                for i in from..to {
+                    count(Encoding::O200kBase, format!("{i:x}").as_bytes(), |out| {
+                        out.push(1)
+                    });
+                }
+            };
+            misses(0, 2 * SLOTS - 1);
+            grow_if_due();
+            assert_eq!(bytes(), 256 * 1024, "not due yet");
+            misses(2 * SLOTS - 1, 2 * SLOTS);
+            assert_eq!(bytes(), 256 * 1024, "grown before a text, not within one");
+            grow_if_due();
+            assert_eq!(bytes(), 2 << 20);
+            let last = format!("{:x}", 2 * SLOTS - 1);
+            assert_eq!(count(Encoding::O200kBase, last.as_bytes(), kept), 1, "kept");
+            encode(Encoding::O200kBase, b"xQz", &mut Vec::new(), |out| {
+                out.push(1)
+            });
+            assert_eq!(bytes(), 6 << 20);
+            misses(2 * SLOTS, (2 * GROWN + 3) * SLOTS);
+            grow_if_due();
+            assert_eq!(bytes(), 6 << 20, "grown once");
+        })
+        .join()
+        .expect("the thread's slots grow as documented");
     }
 
     #[test]
@@ -231,10 +333,10 @@ mod tests {
 
     #[test]
     fn the_eight_pieces_of_a_set_all_stay() {
-        let (_, set) = key_of(Encoding::O200kBase, b"s0");
+        let (_, set) = key_of(Encoding::O200kBase, b"s0", SET_BITS);
         let sharing: Vec<String> = (0..)
             .map(|i| format!("s{i}"))
-            .filter(|p| key_of(Encoding::O200kBase, p.as_bytes()).1 == set)
+            .filter(|p| key_of(Encoding::O200kBase, p.as_bytes(), SET_BITS).1 == set)
             .take(WAYS)
             .collect();
         for (i, piece) in sharing.iter().enumerate() {

@@ -293,6 +293,7 @@ impl Tokenizer for Tiktoken {
     }
 
     fn count(&self, text: &str) -> usize {
+        piece_cache::grow_if_due();
         count_long_run(text, |run| self.count(run)).unwrap_or_else(|| {
             if text.len() >= PARALLEL_FROM {
                 return self.counted_chunks(text).iter().map(|&(_, n)| n).sum();
@@ -304,6 +305,7 @@ impl Tokenizer for Tiktoken {
     }
 
     fn count_within(&self, text: &str, max_tokens: usize) -> Option<usize> {
+        piece_cache::grow_if_due();
         match count_long_run(text, |run| self.count(run)) {
             Some(tokens) => (tokens <= max_tokens).then_some(tokens),
             None => sum_within(
@@ -317,6 +319,7 @@ impl Tokenizer for Tiktoken {
     }
 
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
+        piece_cache::grow_if_due();
         if text.len() >= PARALLEL_FROM {
             // Counted on every core; the chunk that crosses the budget encoded again to be cut.
             return prefix_over(
@@ -436,6 +439,35 @@ mod tests {
                 });
             }
         });
+    }
+
+    #[test]
+    fn a_thread_grows_its_caches_before_a_text_never_within_one() {
+        // 40,000 words of 8 letters, each a piece of its own: more than twice the 8,192 slots,
+        // in lines, so that the text is counted in chunks.
+        let words: String = (0..40_000u64)
+            .map(|i| {
+                let letters = (0..8).map(|d| char::from(b'a' + (i / 26u64.pow(d) % 26) as u8));
+                let before = if i % 1000 == 0 { '\n' } else { ' ' };
+                format!("{before}{}", letters.collect::<String>())
+            })
+            .collect();
+        std::thread::spawn(move || {
+            let expected = tiktoken_rs::o200k_base_singleton()
+                .encode_ordinary(&words)
+                .len();
+            let small = piece_cache::tests::bytes();
+            assert_eq!(o200k().count(&words), expected);
+            assert_eq!(piece_cache::tests::bytes(), small, "not within a text");
+            assert_eq!(o200k().count(&words), expected);
+            assert!(
+                piece_cache::tests::bytes() > 7 * small,
+                "grown before the next"
+            );
+            assert_eq!(o200k().count(&words), expected);
+        })
+        .join()
+        .expect("grown between texts, counting alike");
     }
 
     #[test]
