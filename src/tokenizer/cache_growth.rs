@@ -2,16 +2,17 @@
 //! many as it has slots in one run of lookups, and at least one lookup in [`MISS_RATE`]. The
 //! pieces it meets again are then more than it can hold (a text of megabytes, a long session of
 //! many files), and each is merged again after others pushed it out, a merge costing many
-//! lookups. Its table is then swapped, once, for one of [`GROWN`] times the slots,
-//! which takes each piece and count the small one held, before the thread's next text, never
-//! within one: a text's first count pays for no grown table's pages (each a page fault as it is
-//! first written), which the texts counted after it make good. A thread that misses less keeps
-//! the small table, which stays in the CPU's caches: a long-lived one that counts a gateway's
+//! lookups. Its table is then swapped, once, for one of [`GROWN`] times the slots, which takes
+//! each piece and count the small one held, before the thread's next text, never within one: a
+//! text's first count pays for no grown table's pages (each a page fault as it is first
+//! written), which the texts counted after it make good. A thread that misses less keeps the
+//! small table, which stays in the CPU's caches: a long-lived one that counts a gateway's
 //! requests grows only if they hold more pieces than its table.
 //!
-//! Grown, a thread's caches hold 8.5 MB to count, 16.25 MB once it encodes: [`short_piece_cache`]'s
-//! 2 MB of words and 4 MB of tokens, and [`piece_cache`]'s 6.5 MB of pieces and 3.75 MB of tokens.
-//! What that buys on texts of megabytes counted again is in `benches/README.md`.
+//! Grown, a thread's caches hold 8.5 MB to count, 16.25 MB once it encodes:
+//! [`short_piece_cache`]'s 2 MB of words and 4 MB of tokens, and [`piece_cache`]'s 6.5 MB of
+//! pieces and 3.75 MB of tokens. What that buys on texts of megabytes counted again is in
+//! `benches/README.md`.
 //!
 //! [`short_piece_cache`]: super::short_piece_cache
 //! [`piece_cache`]: super::piece_cache

@@ -5,15 +5,14 @@
 //!
 //! One per thread, so that no lock is taken, of a bounded size: [`SLOTS`] pieces of up to
 //! [`KEY_MAX`] bytes and their counts, 832 KB, and, once the thread encodes, their tokens, 480 KB
-//! more; eight times as many, 6.5 MB and 3.75 MB, from the text after the one in which it
-//! missed more pieces than it holds ([`cache_growth`]). [`Caches::count`] and
-//! [`Caches::encode`] keep a piece of fewer than 8 bytes in [`short_piece_cache`] instead, a
-//! word each. Both are borrowed once
-//! for a run of a text's pieces ([`with`]), not once a piece. Four-way set-associative: a piece
-//! may sit in any of the four slots of the set its hash picks, each with a tag of its hash, so
-//! that pieces that share a set do not push each other out; a new piece takes an empty slot of
-//! its set, else the oldest. A piece is only ever answered by a slot that holds exactly its
-//! bytes, of the same vocabulary.
+//! more; eight times as many, 6.5 MB and 3.75 MB, from the text after the one in which it missed
+//! more pieces than it holds ([`cache_growth`]). [`Caches::count`] and [`Caches::encode`] keep a
+//! piece of fewer than 8 bytes in [`short_piece_cache`] instead, a word each. Both are borrowed
+//! once for a run of a text's pieces ([`with`]), not once a piece. Four-way set-associative: a
+//! piece may sit in any of the four slots of the set its hash picks, each with a tag of its hash,
+//! so that pieces that share a set do not push each other out; a new piece takes an empty slot of
+//! its set, else the oldest. A piece is only ever answered by a slot that holds exactly its bytes,
+//! of the same vocabulary.
 //!
 //! A zero tag marks a slot empty, so the keys and tokens need no other start than zeroed
 //! memory, which the allocator hands out without writing it.

@@ -13,8 +13,7 @@
 //! counts has the words alone; eight times as many, 2 MB of words and 4 MB of tokens, from the
 //! text after the one in which it missed more pieces than it holds ([`cache_growth`]). A new
 //! piece takes an empty slot of its set, else the one its hash picks; a zero word marks a slot
-//! empty, so the
-//! words need no other start than zeroed memory.
+//! empty, so the words need no other start than zeroed memory.
 //!
 //! [`piece_cache`]: super::piece_cache
 //! [`cache_growth`]: super::cache_growth
