@@ -180,12 +180,14 @@ pub fn tokio_stream_of<T>(
     futures_util::stream::poll_fn(move |cx| receiver.poll_recv(cx))
 }
 
-/// The gateway binary, running, and what it wrote to stderr.
+/// The gateway binary, running, and what it wrote to stderr: all of it once it is dropped.
 pub struct Gateway {
     pub child: Child,
     pub url: String,
     pub stderr: Arc<Mutex<String>>,
     pub dir: std::path::PathBuf,
+    /// The thread that reads its stderr into `stderr`, to the end.
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Gateway {
@@ -231,7 +233,7 @@ impl Gateway {
         let (url_sender, url) = std::sync::mpsc::channel();
         let lines = BufReader::new(child.stderr.take().unwrap());
         let log = Arc::clone(&stderr);
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             for line in lines.lines().map_while(Result::ok) {
                 if let Some(url) = line
                     .split_whitespace()
@@ -255,6 +257,7 @@ impl Gateway {
             url,
             stderr,
             dir,
+            reader: Some(reader),
         }
     }
 
@@ -267,6 +270,10 @@ impl Drop for Gateway {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // What the gateway wrote before it ended may still be in the pipe.
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
