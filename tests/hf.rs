@@ -242,6 +242,7 @@ proptest! {
         let tokenizer = HfTokenizer::shared(&file).unwrap();
         let max_tokens = overhead(&*tokenizer, &text) + above_overhead;
         check_with(&text, &ToolLimit::new(max_tokens).unwrap().with_keep(keep), &*tokenizer, &reference(&file));
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
 

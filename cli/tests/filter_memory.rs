@@ -50,7 +50,6 @@ fn peak_kib(args: &[&str], listing: &[u8], bytes: usize) -> i64 {
     });
     let out = filter.wait_with_output().unwrap();
     feeder.join().unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     if args[0] == "cap" && bytes > 1_000_000 {

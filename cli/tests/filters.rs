@@ -97,8 +97,7 @@ fn cap_keeps_head_tail_or_both_within_the_limit() {
 
 #[test]
 fn cap_takes_a_tools_limit_from_the_manifest_and_flags_over_it() {
-    let dir = std::env::temp_dir().join(format!("tool-output-cap-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("manifest-and-flags");
     let manifest = dir.join("agent.toml");
     std::fs::write(
         &manifest,
@@ -145,7 +144,6 @@ fn cap_takes_a_tools_limit_from_the_manifest_and_flags_over_it() {
         log.as_bytes(),
     );
     assert!(tokens(stdout(&output)) > 4000);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -224,8 +222,7 @@ fn help_and_version_behave_as_clap_tools_do() {
 #[cfg(feature = "hf")]
 #[test]
 fn tokenizer_file_counts_and_caps_in_the_models_tokens() {
-    let dir = std::env::temp_dir().join(format!("tool-output-cap-cli-hf-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("tokenizer-file");
     let file = common::small_tokenizer(&dir, false);
     let model = tool_output_cap::HfTokenizer::from_file(&file).unwrap();
     let file = file.to_str().unwrap();
@@ -250,7 +247,6 @@ fn tokenizer_file_counts_and_caps_in_the_models_tokens() {
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr)
         .contains("/nonexistent/tokenizer.json: cannot read"));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[cfg(not(feature = "hf"))]
@@ -261,7 +257,7 @@ fn tokenizer_file_needs_the_hf_feature() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("build with the `hf` feature"));
 }
 
-fn scratch(name: &str) -> std::path::PathBuf {
+fn scratch(name: &str) -> support::Scratch {
     support::scratch("filters", name)
 }
 
@@ -319,7 +315,6 @@ fn the_manifest_is_the_flags_else_the_variables_else_the_config_folders() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("missing.toml"), "{stderr}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -269,7 +269,6 @@ async fn a_tls_upstream_is_verified_against_the_authority_in_ssl_cert_file() {
         "{}",
         String::from_utf8_lossy(&answer)
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The PEM of a certificate authority that signed nothing here.
@@ -481,7 +480,6 @@ fn a_host_runs_pointed_at_the_gateway_and_its_exit_code_is_kept() {
         .unwrap();
     assert_eq!(unknown.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&unknown.stderr).contains("claude, codex and gemini"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -534,7 +532,6 @@ fn check_says_what_the_gateway_would_cut_of_a_recorded_request() {
         .unwrap();
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("none.json"));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -595,7 +592,6 @@ fn check_counts_the_media_of_a_recorded_request_by_kind_and_says_what_gives_way(
         stdout.contains("shot: 468925 tokens, cut to 1645"),
         "{stdout}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -668,7 +664,6 @@ fn check_shows_what_gives_way_to_the_requests_budget() {
         .output()
         .unwrap();
     assert_eq!(refused.status.code(), Some(2));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -782,5 +777,4 @@ fn sigterm_is_passed_on_to_the_host_and_its_exit_code_kept() {
         Some(7),
         "the host's exit code, after it got SIGTERM"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -88,7 +88,6 @@ async fn an_https_upstream_is_spoken_to_in_the_version_it_offers() {
             .as_str()
             .unwrap();
         assert!(result.ends_with(NOTE_END), "{alpn:?}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -560,7 +559,6 @@ fn a_password_in_the_upstream_is_never_printed_and_a_public_listen_warns() {
         log.contains("beyond this machine") && log.contains("authenticates no one"),
         "{log}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[tokio::test(flavor = "multi_thread")]

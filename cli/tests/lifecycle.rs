@@ -18,7 +18,7 @@ const CALL: &str =
     r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_files"}}"#;
 
 /// A folder of its own for each test.
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> support::Scratch {
     support::scratch("lifecycle", name)
 }
 
@@ -124,7 +124,6 @@ fn a_large_result_written_just_before_the_server_exits_is_capped_and_delivered()
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(capped_text(&lines[0]).ends_with("tokens dropped, refine your query"));
     assert_eq!(code, Some(3));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -161,7 +160,6 @@ fn a_result_being_capped_when_the_host_leaves_is_still_delivered() {
     assert!(capped_text(&lines[0]).ends_with("tokens dropped, refine your query"));
     assert_eq!(code, Some(0));
     assert!(!alive(pid));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -183,7 +181,6 @@ fn a_result_still_being_written_when_the_host_leaves_is_delivered_whole() {
     assert_eq!(code, Some(0), "the server was not stopped");
     assert!(took > Duration::from_secs(3), "{took:?}");
     assert!(!alive(pid));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A server that ignores the end of its stdin and SIGTERM, and writes its pid.
@@ -218,7 +215,6 @@ fn sigterm_sigint_and_sighup_shut_the_server_down_as_host_eof_does() {
             ends_within(pid, Duration::from_secs(1)),
             "{signal}: the server is gone"
         );
-        let _ = std::fs::remove_dir_all(dir);
     }
 }
 
@@ -233,7 +229,6 @@ fn a_sigkill_to_the_proxy_ends_the_server_too() {
         ends_within(pid, Duration::from_secs(2)),
         "the server outlived the proxy"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -252,7 +247,6 @@ fn a_stderr_nobody_reads_does_not_stall_the_shutdown() {
     assert_eq!(code, Some(128 + 9));
     assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
     assert!(ends_within(pid, Duration::from_secs(1)));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -267,7 +261,6 @@ fn a_server_that_closes_its_stdout_and_stays_is_shut_down() {
     assert_eq!(code, Some(128 + 9));
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     assert!(ends_within(pid, Duration::from_secs(1)));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -298,5 +291,4 @@ fn a_process_the_server_leaves_holding_its_stdout_does_not_hold_the_proxy() {
     assert!(said.contains("stopped relaying"), "{said}");
     // The process that held the pipe ends on its own.
     assert!(ends_within(left, Duration::from_secs(10)));
-    let _ = std::fs::remove_dir_all(dir);
 }

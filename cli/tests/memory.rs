@@ -61,8 +61,8 @@ fn status_kib(pid: u32, field: &str) -> u64 {
 /// it held once the small result was answered, in bytes: what a call keeps after it is counted
 /// against every call that follows.
 fn held_per_call(name: &str, results: Vec<Value>, calls: usize) -> Vec<(usize, u64)> {
-    let scratch = Scratch(support::scratch("memory", name));
-    let dir = &scratch.0;
+    let scratch = support::scratch("memory", name);
+    let dir = &*scratch;
     let mut files = vec!["small".to_owned()];
     let write = |file: &str, result: Value| {
         let line = format!("{}\n", json!({"jsonrpc": "2.0", "id": 1, "result": result}));
@@ -116,15 +116,6 @@ fn held_per_call(name: &str, results: Vec<Value>, calls: usize) -> Vec<(usize, u
     drop(stdin);
     assert!(proxy.wait().unwrap().success());
     held
-}
-
-/// A scratch folder of some hundred megabytes, removed however the test ends.
-struct Scratch(std::path::PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// The proxy, ended however the test ends (its server dies with it).

@@ -6,12 +6,13 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use support::Scratch;
 use tool_output_cap::Encoding;
 
 const META_KEY: &str = "tool-output-cap/truncation";
@@ -30,15 +31,15 @@ done
 exit 0
 "#;
 
-/// A fake server's folder and the proxy running it.
+/// A fake server's folder and the proxy running it: the folder goes once the proxy has ended.
 struct Session {
-    dir: PathBuf,
+    _dir: Scratch,
     proxy: Child,
     lines: mpsc::Receiver<Vec<u8>>,
 }
 
 /// A folder of its own for each test.
-fn scratch(name: &str) -> PathBuf {
+fn scratch(name: &str) -> Scratch {
     support::scratch("mcp", name)
 }
 
@@ -55,7 +56,7 @@ fn line(value: Value) -> String {
 
 impl Session {
     /// The proxy with the manifest `manifest`, if any, in front of the fake server.
-    fn start(dir: PathBuf, manifest: Option<&str>) -> Session {
+    fn start(dir: Scratch, manifest: Option<&str>) -> Session {
         let mut flags = Vec::new();
         if let Some(manifest) = manifest {
             let path = dir.join("agent.toml");
@@ -66,7 +67,7 @@ impl Session {
     }
 
     /// The proxy with `flags` in front of the fake server, with `--` before its command or not.
-    fn start_with(dir: PathBuf, flags: &[String], dashes: bool) -> Session {
+    fn start_with(dir: Scratch, flags: &[String], dashes: bool) -> Session {
         let mut command = support::binary(&dir);
         command.arg("mcp").args(flags);
         if dashes {
@@ -96,7 +97,11 @@ impl Session {
                 }
             }
         });
-        Session { dir, proxy, lines }
+        Session {
+            _dir: dir,
+            proxy,
+            lines,
+        }
     }
 
     fn send(&mut self, bytes: &[u8]) {
@@ -141,7 +146,6 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.proxy.kill();
         let _ = self.proxy.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -245,17 +249,15 @@ fn every_message_it_does_not_cap_passes_byte_for_byte_in_order() {
         }
         answer(&dir, n, &answer_lines);
     }
-    let mut session = Session::start(
-        dir.clone(),
-        Some("[worker.tool_output]\ndefault_max_tokens = 32\n"),
-    );
+    let received = dir.join("received");
+    let mut session = Session::start(dir, Some("[worker.tool_output]\ndefault_max_tokens = 32\n"));
     session.send(&sent);
     let mut out = Vec::new();
     while out.len() < expected_out.len() {
         out.extend(session.next());
     }
     assert!(out == expected_out, "the server's stream came out changed");
-    let received = std::fs::read(dir.join("received")).unwrap();
+    let received = std::fs::read(received).unwrap();
     assert!(
         received == sent,
         "the host's stream reached the server changed"
@@ -649,7 +651,6 @@ fn a_missing_command_or_a_bad_manifest_fails_before_any_output() {
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert!(stderr.contains(message), "{stderr}");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -736,11 +737,12 @@ fn host_messages_flow_while_a_large_result_is_capped() {
         2,
         &[r#"{"jsonrpc":"2.0","id":"ping","result":{}}"#.to_owned()],
     );
-    let mut session = Session::start(dir.clone(), None);
+    let received_file = dir.join("received");
+    let mut session = Session::start(dir, None);
     let received = |what: &str| {
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(60) {
-            let received = std::fs::read_to_string(dir.join("received")).unwrap_or_default();
+            let received = std::fs::read_to_string(&received_file).unwrap_or_default();
             if received.contains(what) {
                 return;
             }
@@ -988,7 +990,6 @@ fn check_lists_every_page_of_tools_with_their_limits_and_warns_of_unknown_names(
         json!({"jsonrpc": "2.0", "id": 0, "result": {"roots": []}})
     );
     assert_eq!(received[4]["params"]["cursor"], "page-2");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -1019,7 +1020,6 @@ fn check_asks_a_server_without_a_handshake_the_2026_07_28_way() {
         list["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
         "2026-07-28"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -1069,7 +1069,6 @@ fn check_fails_with_the_reason_and_the_servers_stderr() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(127));
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

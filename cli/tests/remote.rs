@@ -8,6 +8,7 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -15,11 +16,12 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use support::gateway::count;
 use support::remote::{Answers, Remote};
-use support::{binary, scratch};
+use support::{binary, scratch, Scratch};
 
-/// The bridge, running, and the lines it writes to the host.
+/// The bridge, running, the lines it writes to the host, and its folder.
 struct Bridge {
     child: Child,
+    _dir: Scratch,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
     stderr: mpsc::Receiver<String>,
@@ -54,6 +56,7 @@ impl Bridge {
         Bridge {
             stdin: child.stdin.take(),
             child,
+            _dir: dir,
             lines,
             stderr,
         }
@@ -382,11 +385,10 @@ async fn sigterm_ends_the_session_and_the_bridge_at_once() {
     );
 }
 
-/// `mcp --listen ADDRESS --url URL`, running, once it said where it listens: the proxy, its URL
-/// for the server's own path, and what it said before.
-fn listening(name: &str, url: &str, listen: &str) -> (Child, String, Vec<String>) {
-    let dir = scratch("remote", name);
-    let mut child = binary(&dir)
+/// `mcp --listen ADDRESS --url URL`, running in `dir`, once it said where it listens: the proxy,
+/// its URL for the server's own path, and what it said before.
+fn listening(dir: &Path, url: &str, listen: &str) -> (Child, String, Vec<String>) {
+    let mut child = binary(dir)
         .args([
             "mcp",
             "--max-tokens",
@@ -476,7 +478,8 @@ async fn a_listening_proxy_caps_the_servers_results_and_keeps_the_hosts_own_sign
             .local_addr()
             .unwrap()
             .port();
-        let (mut proxy, url, _) = listening("listen", &remote.url, &format!("127.0.0.1:{port}"));
+        let dir = scratch("remote", "listen");
+        let (mut proxy, url, _) = listening(&dir, &remote.url, &format!("127.0.0.1:{port}"));
         assert_eq!(
             url,
             format!("http://127.0.0.1:{port}/mcp"),
@@ -546,7 +549,8 @@ async fn a_listening_proxy_caps_the_servers_results_and_keeps_the_hosts_own_sign
 
 #[test]
 fn a_proxy_listening_beyond_this_machine_says_so() {
-    let (mut proxy, _, said) = listening("beyond", "http://127.0.0.1:9/mcp", "0.0.0.0:0");
+    let dir = scratch("remote", "beyond");
+    let (mut proxy, _, said) = listening(&dir, "http://127.0.0.1:9/mcp", "0.0.0.0:0");
     proxy.kill().unwrap();
     proxy.wait().unwrap();
     assert!(

@@ -185,7 +185,7 @@ pub struct Gateway {
     pub child: Child,
     pub url: String,
     pub stderr: Arc<Mutex<String>>,
-    pub dir: std::path::PathBuf,
+    pub dir: super::Scratch,
     /// The thread that reads its stderr into `stderr`, to the end.
     reader: Option<std::thread::JoinHandle<()>>,
 }
@@ -216,7 +216,7 @@ impl Gateway {
 
     fn spawn(
         mut command: std::process::Command,
-        dir: std::path::PathBuf,
+        dir: super::Scratch,
         upstream: &str,
         args: &[&str],
         env: &[(&str, &str)],
@@ -274,7 +274,6 @@ impl Drop for Gateway {
         if let Some(reader) = self.reader.take() {
             let _ = reader.join();
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
