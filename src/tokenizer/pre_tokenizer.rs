@@ -99,6 +99,19 @@ impl Classes {
     }
 }
 
+/// The code point at byte `at` of `bytes` if it takes three bytes, the most common width past
+/// ASCII (CJK, kana, most symbols), decoded here: `bytes` are UTF-8 and a character starts at
+/// `at`, so its bytes follow.
+#[inline(always)]
+fn three_byte_char(bytes: &[u8], at: usize) -> Option<u32> {
+    let &[first, second, third] = bytes.get(at..at + 3)? else {
+        return None;
+    };
+    (first & 0xF0 == 0xE0).then(|| {
+        u32::from(first & 0x0F) << 12 | u32::from(second & 0x3F) << 6 | u32::from(third & 0x3F)
+    })
+}
+
 /// A text read character by character, with each character's classes.
 struct Chars<'a> {
     text: &'a str,
@@ -114,16 +127,8 @@ impl Chars<'_> {
         if byte < 0x80 {
             return Some((byte as char, self.classes.low[byte as usize], 1));
         }
-        // Three bytes, the most common width past ASCII (CJK, kana, most symbols), decoded
-        // here; the text is UTF-8, so `at` starts a character and its bytes follow.
-        if byte & 0xF0 == 0xE0 {
-            if let Some(&[_, second, third]) = bytes.get(at..at + 3) {
-                let c = u32::from(byte & 0x0F) << 12
-                    | u32::from(second & 0x3F) << 6
-                    | u32::from(third & 0x3F);
-                let class = self.classes.low[c as usize];
-                return Some((char::from_u32(c)?, class, 3));
-            }
+        if let Some(c) = three_byte_char(bytes, at) {
+            return Some((char::from_u32(c)?, self.classes.low[c as usize], 3));
         }
         let c = self.text[at..].chars().next()?;
         Some((c, self.classes.of(c), c.len_utf8()))
@@ -140,8 +145,25 @@ impl Chars<'_> {
     /// The end of the run of characters with one of `classes` from `at`.
     #[inline(always)]
     fn run(&self, mut at: usize, classes: Class) -> usize {
-        while let Some(width) = self.is(at, classes) {
-            at += width;
+        loop {
+            at = self.three_byte_run(at, classes);
+            match self.is(at, classes) {
+                Some(width) => at += width,
+                None => return at,
+            }
+        }
+    }
+
+    /// The end of the run of three-byte characters with one of `classes` from `at`: the
+    /// letters of Japanese and Chinese, read without the checks [`at`](Self::at) makes of a
+    /// character of any width.
+    #[inline(always)]
+    fn three_byte_run(&self, mut at: usize, classes: Class) -> usize {
+        while let Some(c) = three_byte_char(self.text.as_bytes(), at) {
+            if self.classes.low[c as usize] & classes == 0 {
+                break;
+            }
+            at += 3;
         }
         at
     }
@@ -264,6 +286,8 @@ impl Chars<'_> {
             }
             upper_end += width;
             if class & CASED_LOWER != 0 {
+                // The letters both classes hold, such as CJK's, in one run.
+                upper_end = self.run(upper_end, CASED_UPPER & CASED_LOWER);
                 last_lower = Some(upper_end);
             }
         }
