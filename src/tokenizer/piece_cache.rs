@@ -10,9 +10,13 @@
 //! piece of fewer than 8 bytes in [`short_piece_cache`] instead, a word each. Both are borrowed
 //! once for a run of a text's pieces ([`with`]), not once a piece. Four-way set-associative: a
 //! piece may sit in any of the four slots of the set its hash picks, each with a tag of its hash,
-//! so that pieces that share a set do not push each other out; a new piece takes an empty slot of
-//! its set, else the oldest. A piece is only ever answered by a slot that holds exactly its bytes,
-//! of the same vocabulary.
+//! so that pieces that share a set do not push each other out. A new piece takes an empty slot of
+//! its set, else the one its hash picks, unless that slot's piece was found again since it was
+//! kept: that piece is then passed over once, and the new one merged and not kept. So a text
+//! counted again keeps every piece its sets fit, where a set of five pieces taking each other's
+//! slots in turn would merge all five every time, and a piece no longer met gives way to a new
+//! one the second time that one comes. A piece is only ever answered by a slot that holds exactly
+//! its bytes, of the same vocabulary.
 //!
 //! A zero tag marks a slot empty, so the keys and tokens need no other start than zeroed
 //! memory, which the allocator hands out without writing it.
@@ -62,14 +66,12 @@ struct Slots {
 }
 
 /// A set's header: of each of its slots, the tag of its piece's hash and vocabulary (0 where
-/// the slot is empty) and what it holds; and the way its next new piece takes when none is
-/// empty. Two to a cache line.
+/// the slot is empty) and what it holds. Two to a cache line.
 #[derive(Default, Clone, Copy)]
 #[repr(align(32))]
 struct Set {
     tags: [u32; WAYS],
     held: [Held; WAYS],
-    next: u8,
 }
 
 impl Slots {
@@ -131,12 +133,14 @@ impl Slots {
 }
 
 /// What a slot holds: its piece's vocabulary, length and number of tokens, with [`KEPT`] if its
-/// tokens are kept too.
+/// tokens are kept too; and whether its piece was found again since it was kept, or since a new
+/// piece last passed it over.
 #[derive(Debug, Default, Clone, Copy)]
 struct Held {
     encoding: u8,
     len: u8,
     count: u8,
+    found_again: bool,
 }
 
 /// In [`Held::count`]: the slot's tokens are kept. A piece has at most [`KEY_MAX`] tokens.
@@ -188,6 +192,12 @@ impl Caches<'_> {
         }
         match self.slots.slot(encoding, piece) {
             Found(slot) => slot.count(),
+            PassedOver(slots) => {
+                let tokens = &mut slots.merged;
+                tokens.clear();
+                merge(tokens);
+                tokens.len()
+            }
             Vacant(mut slot) => {
                 // The thread's one vector for merges, taken while the slot is written.
                 let mut tokens = std::mem::take(&mut slot.slots.merged);
@@ -223,6 +233,7 @@ impl Caches<'_> {
                 merge(tokens);
                 slot.keep(encoding, piece, &tokens[start..], true);
             }
+            PassedOver(_) => merge(tokens),
         }
     }
 }
@@ -265,6 +276,7 @@ impl Slot<'_> {
             encoding: encoding as u8,
             len: piece.len() as u8,
             count: tokens.len() as u8 | if kept { KEPT } else { 0 },
+            found_again: false,
         };
         self.slots.keys[self.at][..piece.len()].copy_from_slice(piece);
     }
@@ -273,10 +285,14 @@ impl Slot<'_> {
 enum Lookup<'a> {
     /// The slot holds `piece`.
     Found(Slot<'a>),
-    /// The slot `piece` is to take: an empty one of its set, else the oldest.
+    /// The slot `piece` is to take: an empty one of its set, else the one its hash picks, if
+    /// that slot's piece was not found again since it was kept or last passed over.
     Vacant(Slot<'a>),
+    /// `piece` is not kept: the slot its hash picks holds a piece found again since it was
+    /// kept, which is now passed over once.
+    PassedOver(&'a mut Slots),
 }
-use Lookup::{Found, Vacant};
+use Lookup::{Found, PassedOver, Vacant};
 
 /// The set `piece` of `encoding` may sit in, of `sets`, a power of two, and its tag: never 0,
 /// which marks a slot empty.
@@ -316,22 +332,29 @@ impl Slots {
                 && holds(&self.keys[set * WAYS + way], piece)
         });
         if let Some(way) = found {
+            let held = &mut self.sets[set].held[way];
+            if !held.found_again {
+                held.found_again = true;
+            }
             return Found(Slot {
                 slots: self,
                 at: set * WAYS + way,
                 tag,
             });
         }
-        let way = header
-            .tags
-            .iter()
-            .position(|&tag| tag == 0)
-            .unwrap_or_else(|| {
-                let oldest = usize::from(header.next);
-                self.sets[set].next = ((oldest + 1) % WAYS) as u8;
-                oldest
-            });
         self.growth.missed();
+        let way = match header.tags.iter().position(|&tag| tag == 0) {
+            Some(empty) => empty,
+            None => {
+                let picked = (tag >> 1) as usize % WAYS;
+                let held = &mut self.sets[set].held[picked];
+                if held.found_again {
+                    held.found_again = false;
+                    return PassedOver(self);
+                }
+                picked
+            }
+        };
         Vacant(Slot {
             slots: self,
             at: set * WAYS + way,
@@ -522,41 +545,70 @@ pub(super) mod tests {
         assert_eq!(out, tokens);
     }
 
-    #[test]
-    fn pieces_that_share_a_set_stay_until_a_fifth_comes() {
-        // Pieces of cl100k_base that hash to one set, the first WAYS + 1 found.
-        let mut pieces = (0..).map(|i| format!(" shared-set-{i}"));
+    /// The first `n` pieces of cl100k_base that hash to one set.
+    fn sharing_a_set(n: usize) -> Vec<String> {
         let cl100k = Encoding::Cl100kBase as u8;
         let (set, _) = place(cl100k, b" shared-set-0", SLOTS / WAYS);
-        let sharing: Vec<String> = pieces
-            .by_ref()
+        (0..)
+            .map(|i| format!(" shared-set-{i}"))
             .filter(|piece| place(cl100k, piece.as_bytes(), SLOTS / WAYS).0 == set)
-            .take(WAYS + 1)
-            .collect();
-        for (i, piece) in sharing[..WAYS].iter().enumerate() {
-            encode(
-                Encoding::Cl100kBase,
-                piece.as_bytes(),
-                &mut Vec::new(),
-                |out| out.push(i as Rank),
-            );
-        }
-        for (i, piece) in sharing[..WAYS].iter().enumerate() {
-            let mut out = Vec::new();
-            encode(Encoding::Cl100kBase, piece.as_bytes(), &mut out, kept);
-            assert_eq!(out, [i as Rank], "{piece}");
-        }
-        // A fifth takes the oldest's slot: the first is merged again, the rest are kept.
-        count(Encoding::Cl100kBase, sharing[WAYS].as_bytes(), |out| {
-            out.push(9)
-        });
+            .take(n)
+            .collect()
+    }
+
+    /// Counts `piece` of cl100k_base, as one token, and says whether it was merged.
+    fn merged(piece: &str) -> bool {
         let mut merged = false;
-        count(Encoding::Cl100kBase, sharing[0].as_bytes(), |out| {
+        count(Encoding::Cl100kBase, piece.as_bytes(), |out| {
             merged = true;
             out.push(0);
         });
-        assert!(merged, "the oldest gave way");
-        count(Encoding::Cl100kBase, sharing[WAYS].as_bytes(), kept);
+        merged
+    }
+
+    #[test]
+    fn pieces_found_again_stay_and_a_new_one_takes_a_slot_the_second_time_it_comes() {
+        std::thread::spawn(|| {
+            let sharing = sharing_a_set(WAYS + 1);
+            let (kept_ones, new) = (&sharing[..WAYS], &sharing[WAYS]);
+            for (i, piece) in kept_ones.iter().enumerate() {
+                encode(
+                    Encoding::Cl100kBase,
+                    piece.as_bytes(),
+                    &mut Vec::new(),
+                    |out| out.push(i as Rank),
+                );
+            }
+            for (i, piece) in kept_ones.iter().enumerate() {
+                let mut out = Vec::new();
+                encode(Encoding::Cl100kBase, piece.as_bytes(), &mut out, kept);
+                assert_eq!(out, [i as Rank], "{piece}");
+            }
+            assert!(merged(new), "the set is full");
+            assert!(merged(new), "passed over once");
+            assert!(!merged(new), "kept the second time");
+            let gave_way = kept_ones.iter().filter(|piece| merged(piece)).count();
+            assert_eq!(gave_way, 1, "one piece gave way to it");
+        })
+        .join()
+        .expect("a set keeps its pieces as documented");
+    }
+
+    #[test]
+    fn more_pieces_than_a_set_holds_seen_again_and_again_are_merged_only_as_many_as_overflow_it() {
+        // Taking each other's slots in turn, every one of them would be merged every round.
+        std::thread::spawn(|| {
+            let sharing = sharing_a_set(WAYS + 1);
+            for _ in 0..3 {
+                sharing.iter().for_each(|piece| _ = merged(piece));
+            }
+            for round in 0..4 {
+                let merges = sharing.iter().filter(|piece| merged(piece)).count();
+                assert_eq!(merges, 1, "round {round}");
+            }
+        })
+        .join()
+        .expect("a set keeps the pieces it fits");
     }
 
     #[test]
