@@ -33,10 +33,14 @@ export function runHost(command, args, options) {
   });
 }
 
+// Each host's temporary files (Claude Code's `claude-UID` folders, gemini-cli's error reports)
+// go in its home, which its test removes, not in the machine's temporary folder.
+
 /** Claude Code's environment in `home`, its model API at `url`, with no retries. */
 export const claudeEnv = (home, url) => ({
   ...process.env,
   HOME: home,
+  TMPDIR: home,
   ANTHROPIC_BASE_URL: url,
   ANTHROPIC_API_KEY: "sk-e2e",
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
@@ -56,7 +60,7 @@ export function codexEnv(home, url, openai = {}, settings = []) {
     : [];
   // Not one of Codex's own models, so MCP tools are called directly.
   writeFileSync(path.join(home, "config.toml"), ['model = "e2e-model"', 'approval_policy = "never"', ...settings, ...provider, ""].join("\n"));
-  return { ...process.env, HOME: home, CODEX_HOME: home, FAKE_API_KEY: "sk-e2e", ...openai };
+  return { ...process.env, HOME: home, TMPDIR: home, CODEX_HOME: home, FAKE_API_KEY: "sk-e2e", ...openai };
 }
 
 /** gemini-cli's environment in `home`, with an API key, its model API at `url`, `trusted` a folder it may run MCP servers in. */
@@ -65,7 +69,7 @@ export function geminiEnv(home, url, trusted) {
   const settings = { security: { auth: { selectedType: "gemini-api-key" } }, telemetry: { enabled: false }, privacy: { usageStatisticsEnabled: false }, general: { maxAttempts: 1 } };
   writeFileSync(path.join(home, ".gemini/settings.json"), JSON.stringify(settings));
   writeFileSync(path.join(home, ".gemini/trustedFolders.json"), JSON.stringify({ [trusted]: "TRUST_FOLDER" }));
-  return { ...process.env, HOME: home, GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: "e2e", GEMINI_CLI_NO_RELAUNCH: "true" };
+  return { ...process.env, HOME: home, TMPDIR: home, GOOGLE_GEMINI_BASE_URL: url, GEMINI_API_KEY: "e2e", GEMINI_CLI_NO_RELAUNCH: "true" };
 }
 
 /** The tool results the model got, in order, as each API holds them: [{ text, json }]. */
