@@ -272,11 +272,14 @@ impl Slot<'_> {
         }
         let set = &mut self.slots.sets[self.at / WAYS];
         set.tags[self.at % WAYS] = self.tag;
-        set.held[self.at % WAYS] = Held {
+        let held = &mut set.held[self.at % WAYS];
+        *held = Held {
             encoding: encoding as u8,
             len: piece.len() as u8,
             count: tokens.len() as u8 | if kept { KEPT } else { 0 },
-            found_again: false,
+            // A piece found, kept again with its tokens, stays found again; a slot a new piece
+            // takes, empty or passed over no more, was not.
+            found_again: held.found_again,
         };
         self.slots.keys[self.at][..piece.len()].copy_from_slice(piece);
     }
