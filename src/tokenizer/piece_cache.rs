@@ -598,6 +598,33 @@ pub(super) mod tests {
     }
 
     #[test]
+    fn a_piece_found_again_then_kept_with_its_tokens_is_still_passed_over_once() {
+        std::thread::spawn(|| {
+            let sharing = sharing_a_set(WAYS + 1);
+            let (counted, new) = (&sharing[..WAYS], &sharing[WAYS]);
+            for piece in counted {
+                assert!(merged(piece), "{piece} met the first time");
+                count(Encoding::Cl100kBase, piece.as_bytes(), kept);
+            }
+            // Each slot written again, now with its piece's tokens.
+            for piece in counted {
+                encode(
+                    Encoding::Cl100kBase,
+                    piece.as_bytes(),
+                    &mut Vec::new(),
+                    |out| out.push(0),
+                );
+            }
+            assert!(merged(new), "the set is full");
+            for piece in counted {
+                count(Encoding::Cl100kBase, piece.as_bytes(), kept);
+            }
+        })
+        .join()
+        .expect("a piece kept again stays found again");
+    }
+
+    #[test]
     fn more_pieces_than_a_set_holds_seen_again_and_again_are_merged_only_as_many_as_overflow_it() {
         // Taking each other's slots in turn, every one of them would be merged every round.
         std::thread::spawn(|| {
