@@ -340,16 +340,6 @@ async fn past_max_connections_a_new_one_waits_until_one_ends() {
     assert_eq!(status, StatusCode::OK);
 }
 
-/// A child process, killed and waited for when dropped, however the test ends.
-struct Ends(std::process::Child);
-
-impl Drop for Ends {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 /// A free port on 127.0.0.1.
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -526,7 +516,7 @@ async fn a_cache_of_no_bytes_keeps_no_cut_and_each_request_is_cut_anew() {
 #[test]
 fn a_password_in_the_upstream_is_never_printed_and_a_public_listen_warns() {
     let dir = scratch("gateway-server", "listen");
-    let mut child = Ends(
+    let mut child = support::Running(
         binary(&dir)
             .args([
                 "gateway",

@@ -88,7 +88,7 @@ fn held_per_call(name: &str, results: Vec<Value>, calls: usize) -> Vec<(usize, u
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .map(Running)
+        .map(support::Running)
         .unwrap();
     let proxy = &mut proxy.0;
     let pid = proxy.id();
@@ -116,16 +116,6 @@ fn held_per_call(name: &str, results: Vec<Value>, calls: usize) -> Vec<(usize, u
     drop(stdin);
     assert!(proxy.wait().unwrap().success());
     held
-}
-
-/// The proxy, ended however the test ends (its server dies with it).
-struct Running(std::process::Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 /// Checks that each call held at most three times its line, saying what each held.

@@ -9,18 +9,18 @@ mod support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Stdio};
+use std::process::{ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use support::gateway::count;
 use support::remote::{Answers, Remote};
-use support::{binary, scratch, Scratch};
+use support::{binary, scratch, Running, Scratch};
 
 /// The bridge, running, the lines it writes to the host, and its folder.
 struct Bridge {
-    child: Child,
+    child: Running,
     _dir: Scratch,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -30,15 +30,17 @@ struct Bridge {
 impl Bridge {
     fn start(name: &str, url: &str, args: &[&str], env: &[(&str, &str)]) -> Bridge {
         let dir = scratch("remote", name);
-        let mut child = binary(&dir)
-            .args(["mcp", "--max-tokens", "1000", "--url", url])
-            .args(args)
-            .envs(env.iter().copied())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = Running(
+            binary(&dir)
+                .args(["mcp", "--max-tokens", "1000", "--url", url])
+                .args(args)
+                .envs(env.iter().copied())
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
         let read = |from: Box<dyn std::io::Read + Send>| {
             let (sender, lines) = mpsc::channel();
             std::thread::spawn(move || {
@@ -51,10 +53,10 @@ impl Bridge {
             });
             lines
         };
-        let lines = read(Box::new(child.stdout.take().unwrap()));
-        let stderr = read(Box::new(child.stderr.take().unwrap()));
+        let lines = read(Box::new(child.0.stdout.take().unwrap()));
+        let stderr = read(Box::new(child.0.stderr.take().unwrap()));
         Bridge {
-            stdin: child.stdin.take(),
+            stdin: child.0.stdin.take(),
             child,
             _dir: dir,
             lines,
@@ -103,7 +105,7 @@ impl Bridge {
     /// Closes the host's side, and waits for the bridge to exit: its exit code and stderr.
     fn close(mut self) -> (i32, String) {
         drop(self.stdin.take());
-        let status = self.child.wait().unwrap();
+        let status = self.child.0.wait().unwrap();
         // All of it: the reader ends when the bridge's stderr closes.
         let stderr: Vec<String> = self.stderr.iter().collect();
         (status.code().unwrap_or(-1), stderr.join("\n"))
@@ -348,7 +350,7 @@ async fn a_hundred_megabyte_result_is_capped_in_memory_bounded_by_a_few_times_it
     let sent = serde_json::to_string(&remote.got().last().unwrap().body)
         .unwrap()
         .len();
-    let Some(peak) = peak_rss(bridge.child.id()) else {
+    let Some(peak) = peak_rss(bridge.child.0.id()) else {
         eprintln!("skipped the peak: it is read from /proc, which this system has not");
         return;
     };
@@ -373,7 +375,7 @@ async fn sigterm_ends_the_session_and_the_bridge_at_once() {
     let remote = Remote::start(Answers::default()).await;
     let mut bridge = Bridge::start("sigterm", &remote.url, &[], &[]);
     bridge.initialize("1");
-    let pid = nix::unistd::Pid::from_raw(bridge.child.id() as i32);
+    let pid = nix::unistd::Pid::from_raw(bridge.child.0.id() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let started = std::time::Instant::now();
     let (code, stderr) = bridge.close();
@@ -387,24 +389,26 @@ async fn sigterm_ends_the_session_and_the_bridge_at_once() {
 
 /// `mcp --listen ADDRESS --url URL`, running in `dir`, once it said where it listens: the proxy,
 /// its URL for the server's own path, and what it said before.
-fn listening(dir: &Path, url: &str, listen: &str) -> (Child, String, Vec<String>) {
-    let mut child = binary(dir)
-        .args([
-            "mcp",
-            "--max-tokens",
-            "1000",
-            "--listen",
-            listen,
-            "--url",
-            url,
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+fn listening(dir: &Path, url: &str, listen: &str) -> (Running, String, Vec<String>) {
+    let mut child = Running(
+        binary(dir)
+            .args([
+                "mcp",
+                "--max-tokens",
+                "1000",
+                "--listen",
+                listen,
+                "--url",
+                url,
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let (sender, lines) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
+    let stderr = child.0.stderr.take().unwrap();
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             let _ = sender.send(line);
@@ -479,7 +483,7 @@ async fn a_listening_proxy_caps_the_servers_results_and_keeps_the_hosts_own_sign
             .unwrap()
             .port();
         let dir = scratch("remote", "listen");
-        let (mut proxy, url, _) = listening(&dir, &remote.url, &format!("127.0.0.1:{port}"));
+        let (proxy, url, _) = listening(&dir, &remote.url, &format!("127.0.0.1:{port}"));
         assert_eq!(
             url,
             format!("http://127.0.0.1:{port}/mcp"),
@@ -542,17 +546,15 @@ async fn a_listening_proxy_caps_the_servers_results_and_keeps_the_hosts_own_sign
             .filter(|g| g.method == "POST")
             .skip(1)
             .all(|g| g.headers["authorization"] == "Bearer s3cret"));
-        proxy.kill().unwrap();
-        proxy.wait().unwrap();
+        drop(proxy);
     }
 }
 
 #[test]
 fn a_proxy_listening_beyond_this_machine_says_so() {
     let dir = scratch("remote", "beyond");
-    let (mut proxy, _, said) = listening(&dir, "http://127.0.0.1:9/mcp", "0.0.0.0:0");
-    proxy.kill().unwrap();
-    proxy.wait().unwrap();
+    let (proxy, _, said) = listening(&dir, "http://127.0.0.1:9/mcp", "0.0.0.0:0");
+    drop(proxy);
     assert!(
         said.iter().any(|line| line.contains("beyond this machine")),
         "{said:?}"

@@ -1,9 +1,9 @@
-//! What the binary's tests share: a folder of their own, and the binary without the user's own
-//! manifest.
+//! What the binary's tests share: a folder of their own, the binary without the user's own
+//! manifest, and a process that ends with the test.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command};
 
 /// The `tool-output-cap` binary the tests run.
 pub const BIN: &str = env!("CARGO_BIN_EXE_tool-output-cap");
@@ -63,3 +63,15 @@ pub fn binary(dir: &Path) -> Command {
 
 pub mod gateway;
 pub mod remote;
+
+/// A child process, killed and waited for when dropped, however the test ends: a failed
+/// assertion leaves no process running.
+#[derive(Debug)]
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
