@@ -178,6 +178,11 @@ pub(super) struct Caches<'a> {
 }
 
 impl Caches<'_> {
+    /// The thread's table of pieces of fewer than 8 bytes.
+    pub(super) fn short(&mut self) -> &mut short_piece_cache::Slots {
+        self.short
+    }
+
     /// The number of tokens of `piece`, at most [`KEY_MAX`] bytes, in `encoding`: as kept here or
     /// in [`short_piece_cache`], or as `merge` pushes them on a vector, then kept.
     #[inline(always)]

@@ -155,6 +155,20 @@ pub(super) fn packed(bytes: &[u8]) -> u64 {
     word | (len as u64) << 56
 }
 
+/// [`packed`] of the `len` bytes, 1 to 7, at `at` of `text`: one read of eight bytes and a mask
+/// where eight follow, with no branch on `len`.
+#[inline(always)]
+pub(super) fn packed_at(text: &[u8], at: usize, len: usize) -> u64 {
+    debug_assert!((1..8).contains(&len));
+    match text.get(at..at + 8) {
+        Some(&[a, b, c, d, e, f, g, h]) => {
+            let bytes = u64::from_le_bytes([a, b, c, d, e, f, g, h]) & u64::MAX >> (64 - 8 * len);
+            bytes | (len as u64) << 56
+        }
+        _ => packed(&text[at..at + len]),
+    }
+}
+
 impl Ranks {
     /// The ranks of `bpe`'s tokens, read back from it, and the byte length of each, by rank.
     pub(super) fn of(encoding: Encoding, bpe: &CoreBPE) -> (Ranks, Vec<u8>) {

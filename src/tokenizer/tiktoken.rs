@@ -9,6 +9,7 @@ use tiktoken_rs::{CoreBPE, Rank};
 use super::piece_cache;
 use super::pre_tokenizer::pieces;
 use super::ranks::{Ranks, MERGED_HERE};
+use super::short_piece_cache::{ShortKey, SHORT};
 use super::subset_bpe::{ByteSet, SubsetBpe, SubsetBpes};
 use super::white_space::{runs, white_space_bytes};
 use super::{
@@ -19,6 +20,9 @@ use super::{
 /// Texts are encoded in chunks of about this many bytes, split where the pre-tokenizer splits,
 /// so that no more than one chunk's tokens are held at a time.
 const CHUNK: usize = 64 * 1024;
+
+/// The pieces [`Tiktoken::count_chunk_ahead`] takes at a time.
+const AHEAD: usize = 32;
 
 /// Texts of this many bytes and more are counted on every core.
 const PARALLEL_FROM: usize = 4 << 20;
@@ -151,29 +155,94 @@ impl Tiktoken {
 
     /// The number of tokens of one chunk as ordinary text.
     fn count_chunk(&self, chunk: &str) -> usize {
+        if piece_cache::with(|caches| caches.short().grown()) {
+            return self.count_chunk_ahead(chunk);
+        }
         let mut count = 0;
         let mut pieces = pieces(self.encoding, chunk);
         // Borrowed as `encode_chunk` borrows them.
         while let Some(long) = piece_cache::with(|caches| {
-            pieces.find(|piece| {
-                let bytes = piece.as_bytes();
-                count += if self.short_token(bytes).is_some() {
-                    1
-                } else if piece.len() <= piece_cache::KEY_MAX {
-                    caches.count(self.encoding, bytes, |tokens| self.merged(bytes, tokens))
-                } else if self.ranks.get(bytes).is_some() {
-                    1
-                } else if piece.len() <= MERGED_HERE {
-                    self.ranks.count(bytes)
-                } else {
-                    return true;
-                };
-                false
+            pieces.find(|piece| match self.count_piece(caches, piece.as_bytes()) {
+                Some(tokens) => {
+                    count += tokens;
+                    false
+                }
+                None => true,
             })
         }) {
             count += self.encode_long_piece(long).len();
         }
         count
+    }
+
+    /// [`count_chunk`](Self::count_chunk) on a thread whose table of short pieces has grown past
+    /// a core's caches: the pieces are taken [`AHEAD`] at a time, and the set of each of fewer
+    /// than 8 bytes, one or two bytes among them, is fetched before the first is looked up, so
+    /// that their waits on memory overlap instead of following one another. A table that has
+    /// not grown stays in the caches, where taking pieces ahead only costs.
+    fn count_chunk_ahead(&self, chunk: &str) -> usize {
+        let mut count = 0;
+        let mut pieces = pieces(self.encoding, chunk);
+        let mut ahead = [("", ShortKey::default()); AHEAD];
+        loop {
+            let mut taken = 0;
+            for piece in pieces.by_ref().take(AHEAD) {
+                ahead[taken].0 = piece;
+                taken += 1;
+            }
+            if taken == 0 {
+                return count;
+            }
+            let mut next = 0;
+            // Borrowed as `encode_chunk` borrows them.
+            while let Some(long) = piece_cache::with(|caches| {
+                if next == 0 {
+                    let short = caches.short();
+                    for (piece, key) in &mut ahead[..taken] {
+                        if piece.len() < SHORT {
+                            // A piece of the chunk: where it starts in it.
+                            let at = piece.as_ptr() as usize - chunk.as_ptr() as usize;
+                            *key = short.key_at(self.encoding, chunk.as_bytes(), at, piece.len());
+                            short.fetch(*key);
+                        }
+                    }
+                }
+                for &(piece, key) in &ahead[next..taken] {
+                    next += 1;
+                    let bytes = piece.as_bytes();
+                    count += if bytes.len() < SHORT {
+                        let merge = |tokens: &mut Vec<Rank>| self.merged(bytes, tokens);
+                        caches.short().count_key(key, merge)
+                    } else {
+                        match self.count_piece(caches, bytes) {
+                            Some(tokens) => tokens,
+                            None => return Some(piece),
+                        }
+                    };
+                }
+                None
+            }) {
+                count += self.encode_long_piece(long).len();
+            }
+        }
+    }
+
+    /// The number of tokens of `piece`, from `caches` or merged; `None` for a piece of more than
+    /// [`MERGED_HERE`] bytes, which [`encode_long_piece`](Self::encode_long_piece) encodes
+    /// without the caches borrowed.
+    #[inline(always)]
+    fn count_piece(&self, caches: &mut piece_cache::Caches<'_>, bytes: &[u8]) -> Option<usize> {
+        Some(if self.short_token(bytes).is_some() {
+            1
+        } else if bytes.len() <= piece_cache::KEY_MAX {
+            caches.count(self.encoding, bytes, |tokens| self.merged(bytes, tokens))
+        } else if self.ranks.get(bytes).is_some() {
+            1
+        } else if bytes.len() <= MERGED_HERE {
+            self.ranks.count(bytes)
+        } else {
+            return None;
+        })
     }
 
     /// The tokens of a piece over [`MERGED_HERE`] bytes: of one character repeated, white space
@@ -468,6 +537,57 @@ mod tests {
         })
         .join()
         .expect("grown between texts, counting alike");
+    }
+
+    #[test]
+    fn a_thread_whose_short_pieces_outgrew_their_table_counts_alike_looking_them_up_ahead() {
+        // Base64 of bytes that do not repeat: more pieces of fewer than 8 bytes than twice the
+        // table's slots, so that it grows before the next text.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let noise: Vec<u8> = (0..1_000_000)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect();
+        // Words of random letters after a space, each with its shorter starts: pieces of 2 to
+        // 7 bytes that share their first bytes and not always their count.
+        let starts: String = noise
+            .chunks(6)
+            .take(3000)
+            .flat_map(|word| {
+                let word: String = word.iter().map(|b| char::from(b'a' + b % 26)).collect();
+                (1..=6).map(move |len| format!(" {}", &word[..len]))
+            })
+            .collect();
+        let noise = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, noise);
+        // Pieces of every kind in one text, whatever their place in a run taken ahead: one and
+        // two bytes, short and long words, a piece over `MERGED_HERE` bytes between short ones,
+        // Japanese, emoji, special-token text, white space, and a piece at the text's very end.
+        let word = "zq".repeat(600);
+        let mixed = format!(
+            "src/main.rs\n日本語のテキスト 🦀🦀 <|endoftext|> a b cd efg {word} hij\t\t  {} 9 {starts}\nxQz",
+            &noise[..5000]
+        )
+        .repeat(20);
+        std::thread::spawn(move || {
+            for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
+                let tokenizer = encoding.tiktoken();
+                let expected = |text: &str| tokenizer.bpe.encode_ordinary(text).len();
+                assert_eq!(tokenizer.count(&noise), expected(&noise), "{encoding:?}");
+                for text in [&noise, &mixed, &mixed[..mixed.len() - 1]] {
+                    assert_eq!(tokenizer.count(text), expected(text), "{encoding:?}");
+                    assert!(
+                        piece_cache::with(|caches| caches.short().grown()),
+                        "looked up ahead"
+                    );
+                }
+            }
+        })
+        .join()
+        .expect("a grown table counts alike");
     }
 
     #[test]
