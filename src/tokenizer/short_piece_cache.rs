@@ -15,11 +15,11 @@
 //! piece takes an empty slot of its set, else the one its hash picks; a zero word marks a slot
 //! empty, so the words need no other start than zeroed memory.
 //!
-//! Grown, the words are more than a core's caches hold, and a look-up would wait on memory. A
-//! thread that counts then takes its pieces a run at a time, each key read from the text in one
-//! word ([`Slots::key_at`]) and its set fetched ([`Slots::fetch`]) before the first is looked up,
-//! so that the waits overlap; pieces of one or two bytes are kept then too, so that every piece
-//! of fewer than 8 bytes goes one way.
+//! Grown, the words are more than a core's caches hold, and a look-up of a piece seldom met
+//! waits on memory. A thread that counts base64 then takes its pieces a run at a time, each key
+//! read from the text in one word ([`Slots::key_at`]) and its set fetched ([`Slots::fetch`])
+//! before the first is looked up, so that the waits overlap; its pieces of one or two bytes are
+//! kept too, so that every piece of fewer than 8 bytes goes one way.
 //!
 //! [`piece_cache`]: super::piece_cache
 //! [`cache_growth`]: super::cache_growth
@@ -183,8 +183,9 @@ pub(super) struct ShortKey {
 }
 
 impl Slots {
-    /// Whether the slots have grown ([`cache_growth`]): 2 MB of words, more than a core's
-    /// caches hold, so that a look-up waits on memory unless its set was fetched ahead.
+    /// Whether the slots have grown ([`cache_growth`](super::cache_growth)): 2 MB of words,
+    /// more than a core's caches hold, so that a look-up waits on memory unless its set was
+    /// fetched ahead.
     pub(super) fn grown(&self) -> bool {
         self.set_bits > SET_BITS
     }
