@@ -59,6 +59,7 @@ pub(super) fn children_of(json: &str, at: Range<usize>) -> Vec<Range<usize>> {
 }
 
 /// Where `value`, a slice of `json`, lies in it.
+#[inline]
 pub(crate) fn span_of(json: &str, value: &str) -> Range<usize> {
     let start = value.as_ptr() as usize - json.as_ptr() as usize;
     start..start + value.len()

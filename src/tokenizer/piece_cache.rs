@@ -340,6 +340,8 @@ impl Slots {
                 && holds(&self.keys[set * WAYS + way], piece)
         });
         if let Some(way) = found {
+            // Written the first time only, so that a piece found again and again leaves its
+            // set's line unwritten.
             let held = &mut self.sets[set].held[way];
             if !held.found_again {
                 held.found_again = true;
@@ -378,6 +380,12 @@ pub(super) mod tests {
     /// A merge that must not run: the piece was kept.
     pub(in crate::tokenizer) fn kept(_: &mut Vec<Rank>) {
         panic!("merged again");
+    }
+
+    /// Runs `test` on a thread of its own, whose caches start empty and grow as `test` makes
+    /// them; a failure panics with `what` it checked.
+    pub(in crate::tokenizer) fn on_a_new_thread(what: &str, test: impl FnOnce() + Send + 'static) {
+        std::thread::spawn(test).join().expect(what);
     }
 
     /// The bytes of this thread's slots of pieces of 8 bytes or more.
@@ -420,7 +428,7 @@ pub(super) mod tests {
 
     #[test]
     fn a_thread_keeps_832_kb_to_count_and_480_kb_more_once_it_encodes() {
-        std::thread::spawn(|| {
+        on_a_new_thread("the thread's slots are as documented", || {
             assert_eq!(bytes(), (64 + 768) * 1024 + KEY_MAX * 4);
             count(Encoding::O200kBase, b" a piece counted", |out| out.push(1));
             assert_eq!(bytes(), (64 + 768) * 1024 + KEY_MAX * 4);
@@ -431,14 +439,12 @@ pub(super) mod tests {
                 |out| out.push(1),
             );
             assert_eq!(bytes(), (64 + 768 + 480) * 1024 + KEY_MAX * 4);
-        })
-        .join()
-        .expect("the thread's slots are as documented");
+        });
     }
 
     #[test]
     fn a_thread_that_misses_twice_its_slots_grows_once_to_6_5_mb_and_10_25_mb_once_it_encodes() {
-        std::thread::spawn(|| {
+        on_a_new_thread("the thread's slots grow as documented", || {
             let misses = |from: usize, to: usize| {
                 for i in from..to {
                     count(
@@ -470,9 +476,7 @@ pub(super) mod tests {
                 (512 + 6144 + 3840) * 1024 + KEY_MAX * 4,
                 "grown once"
             );
-        })
-        .join()
-        .expect("the thread's slots grow as documented");
+        });
     }
 
     #[test]
@@ -576,7 +580,7 @@ pub(super) mod tests {
 
     #[test]
     fn pieces_found_again_stay_and_a_new_one_takes_a_slot_the_second_time_it_comes() {
-        std::thread::spawn(|| {
+        on_a_new_thread("a set keeps its pieces as documented", || {
             let sharing = sharing_a_set(WAYS + 1);
             let (kept_ones, new) = (&sharing[..WAYS], &sharing[WAYS]);
             for (i, piece) in kept_ones.iter().enumerate() {
@@ -597,14 +601,12 @@ pub(super) mod tests {
             assert!(!merged(new), "kept the second time");
             let gave_way = kept_ones.iter().filter(|piece| merged(piece)).count();
             assert_eq!(gave_way, 1, "one piece gave way to it");
-        })
-        .join()
-        .expect("a set keeps its pieces as documented");
+        });
     }
 
     #[test]
     fn a_piece_found_again_then_kept_with_its_tokens_is_still_passed_over_once() {
-        std::thread::spawn(|| {
+        on_a_new_thread("a piece kept again stays found again", || {
             let sharing = sharing_a_set(WAYS + 1);
             let (counted, new) = (&sharing[..WAYS], &sharing[WAYS]);
             for piece in counted {
@@ -624,15 +626,13 @@ pub(super) mod tests {
             for piece in counted {
                 count(Encoding::Cl100kBase, piece.as_bytes(), kept);
             }
-        })
-        .join()
-        .expect("a piece kept again stays found again");
+        });
     }
 
     #[test]
     fn more_pieces_than_a_set_holds_seen_again_and_again_are_merged_only_as_many_as_overflow_it() {
         // Taking each other's slots in turn, every one of them would be merged every round.
-        std::thread::spawn(|| {
+        on_a_new_thread("a set keeps the pieces it fits", || {
             let sharing = sharing_a_set(WAYS + 1);
             for _ in 0..3 {
                 sharing.iter().for_each(|piece| _ = merged(piece));
@@ -641,9 +641,7 @@ pub(super) mod tests {
                 let merges = sharing.iter().filter(|piece| merged(piece)).count();
                 assert_eq!(merges, 1, "round {round}");
             }
-        })
-        .join()
-        .expect("a set keeps the pieces it fits");
+        });
     }
 
     #[test]

@@ -291,7 +291,7 @@ impl Slots {
 mod tests {
     use super::*;
     // Pieces of fewer than 8 bytes, which the caches of pieces keep here.
-    use crate::tokenizer::piece_cache::tests::{count, encode, kept};
+    use crate::tokenizer::piece_cache::tests::{count, encode, kept, on_a_new_thread};
 
     /// The bytes of this thread's slots.
     fn bytes() -> usize {
@@ -307,21 +307,19 @@ mod tests {
             0,
             "each set in a cache line"
         );
-        std::thread::spawn(|| {
+        on_a_new_thread("the thread's slots are as documented", || {
             count(Encoding::O200kBase, b"xQz", |out| out.push(1));
             assert_eq!(bytes(), 256 * 1024);
             encode(Encoding::O200kBase, b"xQz", &mut Vec::new(), |out| {
                 out.push(1)
             });
             assert_eq!(bytes(), 768 * 1024);
-        })
-        .join()
-        .expect("the thread's slots are as documented");
+        });
     }
 
     #[test]
     fn a_thread_that_misses_twice_its_slots_grows_once_to_2_mb_and_6_mb_once_it_encodes() {
-        std::thread::spawn(|| {
+        on_a_new_thread("the thread's slots grow as documented", || {
             let misses = |from: usize, to: usize| {
                 for i in from..to {
                     count(Encoding::O200kBase, format!("{i:x}").as_bytes(), |out| {
@@ -347,9 +345,7 @@ mod tests {
             misses(2 * SLOTS, (2 * GROWN + 3) * SLOTS);
             grow_if_due();
             assert_eq!(bytes(), 6 << 20, "grown once");
-        })
-        .join()
-        .expect("the thread's slots grow as documented");
+        });
     }
 
     #[test]

@@ -6,6 +6,8 @@ use std::sync::OnceLock;
 
 use tiktoken_rs::{CoreBPE, Rank};
 
+use crate::json::walk::span_of;
+
 use super::piece_cache;
 use super::pre_tokenizer::pieces;
 use super::ranks::{Ranks, MERGED_HERE};
@@ -213,8 +215,7 @@ impl Tiktoken {
                     let short = caches.short();
                     for (piece, key) in &mut ahead[..taken] {
                         if piece.len() < SHORT {
-                            // A piece of the chunk: where it starts in it.
-                            let at = piece.as_ptr() as usize - chunk.as_ptr() as usize;
+                            let at = span_of(chunk, piece).start;
                             *key = short.key_at(self.encoding, chunk.as_bytes(), at, piece.len());
                             short.fetch(*key);
                         }
@@ -470,6 +471,7 @@ fn chunks(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tokenizer::piece_cache::tests::on_a_new_thread;
 
     fn o200k() -> &'static Tiktoken {
         Encoding::O200kBase.tiktoken()
@@ -534,7 +536,7 @@ mod tests {
                 format!("{before}{}", letters.collect::<String>())
             })
             .collect();
-        std::thread::spawn(move || {
+        on_a_new_thread("grown between texts, counting alike", move || {
             let expected = tiktoken_rs::o200k_base_singleton()
                 .encode_ordinary(&words)
                 .len();
@@ -547,9 +549,7 @@ mod tests {
                 "grown before the next"
             );
             assert_eq!(o200k().count(&words), expected);
-        })
-        .join()
-        .expect("grown between texts, counting alike");
+        });
     }
 
     #[test]
@@ -593,7 +593,7 @@ mod tests {
         mixed.push_str("xQz");
         let chunks: Vec<&str> = chunks(Encoding::O200kBase, &mixed, false, CHUNK).collect();
         assert!(chunks.len() > 3 && chunks.iter().all(|chunk| is_base64(chunk)));
-        std::thread::spawn(move || {
+        on_a_new_thread("a grown table counts alike", move || {
             for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
                 let tokenizer = encoding.tiktoken();
                 let expected = |text: &str| tokenizer.bpe.encode_ordinary(text).len();
@@ -606,9 +606,7 @@ mod tests {
                     );
                 }
             }
-        })
-        .join()
-        .expect("a grown table counts alike");
+        });
     }
 
     #[test]
