@@ -1,9 +1,12 @@
 //! How a capped output is laid out: the kept parts, the cut marker and the note, each line of
 //! its own, and where a cut falls ([`Cut`]).
 
+use std::borrow::Cow;
+
 use crate::fence::closing_fence;
-use crate::limit::Keep;
+use crate::limit::{Keep, ToolLimit};
 use crate::media::MediaKind;
+use crate::tokenizer::Tokenizer;
 use crate::truncation::Truncation;
 
 /// The line that stands where [`Keep::HeadTail`] cut out the middle of an output.
@@ -26,6 +29,17 @@ pub fn line_break_after(text: &str) -> &'static str {
 pub(crate) fn ending(kept: &str, note: &str) -> String {
     let fence = closing_fence(kept).map_or_else(String::new, |fence| fence + "\n");
     format!("{}{fence}{note}", line_break_after(kept))
+}
+
+/// What the note follows when `keep` keeps `head` and `tail`, read as the model reads it: with
+/// [`Keep::HeadTail`], the marker between the parts (and with no tail, the marker's line ends
+/// with a newline).
+pub(crate) fn kept_read<'a>(keep: Keep, head: &'a str, tail: &'a str) -> Cow<'a, str> {
+    match keep {
+        Keep::Head => Cow::Borrowed(head),
+        Keep::Tail => Cow::Borrowed(tail),
+        Keep::HeadTail => Cow::Owned(lay_out(head, true, tail, "")),
+    }
 }
 
 /// The note that ends a truncated output, without the newline before it.
@@ -111,6 +125,36 @@ impl Cut {
     /// Cuts `content`, the text this cut was found in, in place.
     pub fn apply(&self, content: &mut String) {
         *content = self.capped(content);
+    }
+
+    /// This cut of `content` (found with no suffix) keeping less: its head up to `head_end`
+    /// and its tail from `tail_start`, its figures and note counted again. For a caller that
+    /// keeps whole what this cut would split, such as a block's labels. Within the limit when
+    /// this cut is: it keeps a part of what this cut keeps, and the note's room was set aside
+    /// for any count of dropped tokens.
+    pub(crate) fn narrowed(
+        &self,
+        content: &str,
+        (head_end, tail_start): (usize, usize),
+        limit: &ToolLimit,
+        tokenizer: &dyn Tokenizer,
+    ) -> Cut {
+        let (head_end, tail_start) = (head_end.min(self.head_end), tail_start.max(self.tail_start));
+        let (head, tail) = (&content[..head_end], &content[tail_start..]);
+        let kept_tokens = tokenizer.count(head) + tokenizer.count(tail);
+        let dropped_tokens = self.truncation.original_tokens.saturating_sub(kept_tokens);
+        let kept = kept_read(self.truncation.keep, head, tail);
+        let note = ending(&kept, &note(dropped_tokens, limit.hint()));
+        Cut {
+            head_end,
+            tail_start,
+            note: note.trim_start_matches('\n').to_owned(),
+            truncation: Truncation {
+                kept_tokens,
+                dropped_tokens,
+                ..self.truncation
+            },
+        }
     }
 
     /// The kept text of each of several texts that were cut as one: `joined` is the texts

@@ -1,9 +1,7 @@
 //! The search for where an output over its limit is cut: the most of it that fits with the note,
 //! cut at line edges where that costs little.
 
-use std::borrow::Cow;
-
-use crate::layout::{ending, lay_out, note, Cut, CUT_MARKER};
+use crate::layout::{ending, kept_read, lay_out, note, Cut, CUT_MARKER};
 use crate::limit::{Keep, ToolLimit};
 use crate::tokenizer::{ceil_char_boundary, floor_char_boundary, Prefix, Tokenizer};
 use crate::truncation::Truncation;
@@ -148,13 +146,7 @@ impl<'a> Search<'a> {
             let kept_tokens = self.head.tokens + self.tail.tokens;
             let head = &content[..self.head.edge];
             let tail = &content[self.tail.edge..];
-            // What the note follows, read as the model reads it: with head_tail, the marker
-            // between the parts (and with no tail, the marker's line ends with a newline).
-            let kept = match self.limit.keep {
-                Keep::Head => Cow::Borrowed(head),
-                Keep::Tail => Cow::Borrowed(tail),
-                Keep::HeadTail => Cow::Owned(lay_out(head, true, tail, "")),
-            };
+            let kept = kept_read(self.limit.keep, head, tail);
             let note = note(self.original_tokens - kept_tokens, self.limit.hint());
             self.ending = ending(&kept, &note) + self.suffix;
             let tokens = match self.limit.keep {

@@ -7,7 +7,7 @@ mod common;
 use common::{count, listing};
 use serde_json::{json, Value};
 use tool_output_cap::wire::{Api, RequestCap};
-use tool_output_cap::ToolOutputLimits;
+use tool_output_cap::{Keep, ToolLimit, ToolOutputLimits};
 
 fn limits() -> ToolOutputLimits {
     ToolOutputLimits::new(5000)
@@ -16,13 +16,21 @@ fn limits() -> ToolOutputLimits {
         .unwrap()
 }
 
-/// The text blocks of `blocks`, wherever they carry text, joined by newlines.
+/// The text `blocks` carry, joined by newlines: each block's labels (an MCP resource's `uri` and
+/// `mimeType`, a search result's `title` and `source`, a document's `title` and `context`), then
+/// its text blocks, wherever it carries them.
 fn carried(blocks: &Value) -> String {
     let texts: Vec<&str> = blocks
         .as_array()
         .unwrap()
         .iter()
         .flat_map(|block| {
+            let labels = match block["type"].as_str() {
+                Some("resource") => [&block["resource"]["uri"], &block["resource"]["mimeType"]],
+                Some("search_result") => [&block["title"], &block["source"]],
+                Some("document") => [&block["title"], &block["context"]],
+                _ => [&Value::Null, &Value::Null],
+            };
             let inner = block["content"]
                 .as_array()
                 .or(block["source"]["content"].as_array());
@@ -31,14 +39,13 @@ fn carried(blocks: &Value) -> String {
                 &block["resource"]["text"],
                 &block["source"]["data"],
             ];
-            own.into_iter()
-                .filter_map(Value::as_str)
-                .chain(
-                    inner
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|b| b["text"].as_str()),
-                )
+            let inner = inner.into_iter().flatten().map(|b| &b["text"]);
+            let texts = own.into_iter().chain(inner).filter_map(Value::as_str);
+            let texts: Vec<&str> = texts.collect();
+            let labels = labels.into_iter().filter_map(Value::as_str);
+            labels
+                .filter(|_| !texts.is_empty())
+                .chain(texts.clone())
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -167,4 +174,136 @@ fn a_responses_output_text_is_cut_with_its_input_text() {
         blocks.as_array().unwrap().last().unwrap(),
         output.as_array().unwrap().last().unwrap()
     );
+}
+
+/// The figures of the cut of an MCP result's content, from its `_meta`.
+fn figures(capped: &Value) -> (u64, u64, u64) {
+    let figures = &capped["_meta"]["tool-output-cap/truncation"]["content"];
+    let figure = |key: &str| figures[key].as_u64().unwrap();
+    (
+        figure("original_tokens"),
+        figure("kept_tokens"),
+        figure("dropped_tokens"),
+    )
+}
+
+#[test]
+fn labels_count_with_the_text_and_a_block_whose_labels_do_not_fit_goes_whole() {
+    // A megabyte `uri` on a resource of one line, between two text blocks.
+    let hostile = format!("file:///srv/{}", "a/".repeat(500_000));
+    let blocks = json!([
+        {"type": "text", "text": listing(20)},
+        {"type": "resource", "resource": {"uri": hostile, "mimeType": "text/plain", "text": "one line"}},
+        {"type": "text", "text": listing(20)},
+    ]);
+    for is_error in [false, true] {
+        let result = json!({"content": blocks, "isError": is_error}).to_string();
+        let capped = limits()
+            .cap_call_tool_result("Read", &result)
+            .expect("the uri is over 1000 tokens");
+        let capped: Value = serde_json::from_str(&capped.json).unwrap();
+        let sent = &capped["content"];
+        let sent_blocks = sent.as_array().unwrap();
+        // The resource went whole, its uri with it; an output keeps its head, an error its tail.
+        assert_eq!(sent_blocks.len(), 1, "{sent:.300}");
+        assert!(sent_blocks.iter().all(|block| block["type"] == "text"));
+        assert_capped(sent, 1000);
+        let (original, kept, dropped) = figures(&capped);
+        assert_eq!(original as usize, count(&carried(&blocks)));
+        assert_eq!(kept as usize, count(&listing(20)));
+        assert_eq!(dropped, original - kept);
+        assert!(carried(sent).ends_with(&format!(
+            "truncated: {dropped} tokens dropped, refine your query"
+        )));
+    }
+}
+
+#[test]
+fn a_document_whose_title_alone_is_over_the_limit_leaves_the_note_in_a_block_of_its_own() {
+    let cap = RequestCap::new(limits()).with_cache_bytes(0);
+    let title = "日本語のタイトル ".repeat(50_000);
+    let blocks = json!([{"type": "document", "title": title, "source": {"type": "text", "media_type": "text/plain", "data": "the text"}}]);
+    let capped = cap
+        .cap(Api::AnthropicMessages, &anthropic(blocks.clone()))
+        .unwrap();
+    let sent = anthropic_result(capped.body.as_deref().expect("over the limit: cut"));
+    let original = count(&carried(&blocks));
+    assert_eq!(capped.cuts[0].truncation.original_tokens, original);
+    assert_eq!(capped.cuts[0].truncation.kept_tokens, 0);
+    let note = format!("truncated: {original} tokens dropped, refine your query");
+    assert_eq!(sent, json!([{"type": "text", "text": note}]));
+}
+
+#[test]
+fn search_results_past_the_cut_go_with_their_labels_and_those_kept_keep_them_whole() {
+    let cap = RequestCap::new(limits()).with_cache_bytes(0);
+    let result = |i: usize| {
+        json!({"type": "search_result", "source": format!("https://docs.example.com/{i}"),
+        "title": format!("Result {i}: {}", "a long title ".repeat(20)), "content": [{"type": "text", "text": listing(3)}]})
+    };
+    let blocks = Value::Array((0..100).map(result).collect());
+    let capped = cap
+        .cap(Api::AnthropicMessages, &anthropic(blocks.clone()))
+        .unwrap();
+    let sent = anthropic_result(capped.body.as_deref().expect("over the limit: cut"));
+    assert_capped(&sent, 1000);
+    let truncation = capped.cuts[0].truncation;
+    assert_eq!(truncation.original_tokens, count(&carried(&blocks)));
+    let kept = sent.as_array().unwrap();
+    for (i, block) in kept.iter().enumerate() {
+        assert_eq!(block["title"], blocks[i]["title"]);
+        assert_eq!(block["source"], blocks[i]["source"]);
+    }
+    // What was kept, read again without the note, is what the figures say was kept.
+    let note = format!(
+        "truncated: {} tokens dropped, refine your query",
+        truncation.dropped_tokens
+    );
+    let text = carried(&sent);
+    let without_note = text.strip_suffix(&note).expect("the note ends the text");
+    assert_eq!(truncation.kept_tokens, count(without_note));
+    assert!(kept.len() < 100);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Resources and text blocks of any sizes, their labels long or short, under any limit and
+    /// keep: the result is within the limit; every resource kept has its labels whole; the
+    /// figures say what was kept, and the note says what was dropped.
+    #[test]
+    fn no_cut_splits_a_label_and_every_cut_holds(
+        sizes in proptest::collection::vec((0usize..120, 0usize..300, proptest::bool::ANY), 1..8),
+        max_tokens in 60usize..1500,
+        keep in proptest::sample::select(vec![Keep::Head, Keep::Tail, Keep::HeadTail]),
+    ) {
+        let blocks: Vec<Value> = sizes.iter().enumerate().map(|(i, &(label, lines, resource))| match resource {
+            true => json!({"type": "resource", "resource": {
+                "uri": format!("file:///srv/{i}/{}", "dir/".repeat(label)), "mimeType": "text/plain", "text": listing(lines)}}),
+            false => json!({"type": "text", "text": listing(lines)}),
+        }).collect();
+        let blocks = Value::Array(blocks);
+        let limits = ToolOutputLimits::default()
+            .with_tool_limit("Read", ToolLimit::new(max_tokens).unwrap().with_keep(keep));
+        let result = json!({"content": blocks}).to_string();
+        let original = count(&carried(&blocks));
+        let Some(capped) = limits.cap_call_tool_result("Read", &result) else {
+            proptest::prop_assert!(original <= max_tokens);
+            return Ok(());
+        };
+        let capped: Value = serde_json::from_str(&capped.json).unwrap();
+        let sent = &capped["content"];
+        let text = carried(sent);
+        proptest::prop_assert!(count(&text) <= max_tokens, "{} tokens", count(&text));
+        let (original_figure, kept, dropped) = figures(&capped);
+        proptest::prop_assert_eq!(original_figure as usize, original);
+        let note = format!("truncated: {dropped} tokens dropped, refine your query");
+        proptest::prop_assert!(text.ends_with(&note), "{:.200}", text);
+        proptest::prop_assert_eq!(original_figure - kept, dropped);
+        let uris: Vec<&Value> = blocks.as_array().unwrap().iter().map(|b| &b["resource"]["uri"]).collect();
+        for block in sent.as_array().unwrap().iter().filter(|b| b["type"] == "resource") {
+            proptest::prop_assert!(uris.contains(&&block["resource"]["uri"]));
+            proptest::prop_assert_eq!(&block["resource"]["mimeType"], "text/plain");
+        }
+    }
 }

@@ -4,7 +4,8 @@
 //!
 //! Text in any block is text: where each kind of block carries it is the table of the
 //! module's doc ([`wire`](super)). A block whose text is wholly past the cut goes, and so does a
-//! text block inside one; every other block stays where it is, byte for byte.
+//! text block inside one, and so does a block whose labels the cut would split; every other
+//! block stays where it is, byte for byte.
 
 use std::borrow::Cow;
 
@@ -30,34 +31,64 @@ enum Carrier<'a> {
     Inner(&'a RawValue),
 }
 
-/// Where `block` carries text, in a list whose text blocks are of `text_type`.
-fn carrier<'a>(block: &'a RawValue, text_type: &str) -> Option<Carrier<'a>> {
+/// Where `block` carries text, in a list whose text blocks are of `text_type`, and its labels:
+/// the strings that name that text, on the block (for an MCP resource, on its `resource`), which
+/// reach the model with it. They count with the text, before it, in the order of [`LABELS`];
+/// they are never cut, a block keeping them whole or going.
+fn carrier<'a>(block: &'a RawValue, text_type: &str) -> Option<(Carrier<'a>, Vec<Text<'a>>)> {
     let block = fields(block)?;
     let kind = block.get("type").and_then(|kind| string(kind))?;
     let own = |fields: &Fields<'a>, key: &str| -> Option<Carrier<'a>> {
         let value = *fields.get(key)?;
         value.get().starts_with('"').then_some(Carrier::Own(value))
     };
+    let labelled = |carrier: Carrier<'a>, fields: &Fields<'a>| {
+        let keys = LABELS
+            .iter()
+            .find(|(of, _)| *of == kind)
+            .map_or(&[][..], |(_, keys)| keys);
+        let labels = keys.iter().filter_map(|key| {
+            let value = *fields.get(*key)?;
+            let text = string(value)?;
+            Some(Text {
+                value,
+                text,
+                inner_at: 0,
+            })
+        });
+        Some((carrier, labels.collect()))
+    };
     match kind.as_str() {
         kind if kind == text_type || kind == "output_text" || kind == "text-plain" => {
-            own(&block, "text")
+            Some((own(&block, "text")?, Vec::new()))
         }
-        "resource" => own(&fields(block.get("resource")?)?, "text"),
-        "search_result" => inner(block.get("content")?),
+        "resource" => {
+            let resource = fields(block.get("resource")?)?;
+            labelled(own(&resource, "text")?, &resource)
+        }
+        "search_result" => labelled(inner(block.get("content")?)?, &block),
         "document" => {
             let source = fields(block.get("source")?)?;
-            match source.get("type").and_then(|kind| string(kind))?.as_str() {
+            let carrier = match source.get("type").and_then(|kind| string(kind))?.as_str() {
                 "text" => own(&source, "data"),
                 "content" => {
                     let content = *source.get("content")?;
                     own(&source, "content").or_else(|| inner(content))
                 }
                 _ => None,
-            }
+            };
+            labelled(carrier?, &block)
         }
         _ => None,
     }
 }
+
+/// The labels of each kind of block that carries text, by their keys.
+const LABELS: [(&str, &[&str]); 3] = [
+    ("resource", &["uri", "mimeType"]),
+    ("search_result", &["title", "source"]),
+    ("document", &["title", "context"]),
+];
 
 fn inner(list: &RawValue) -> Option<Carrier<'_>> {
     list.get().starts_with('[').then_some(Carrier::Inner(list))
@@ -72,14 +103,33 @@ struct Text<'a> {
     inner_at: usize,
 }
 
-/// The texts of `blocks`, a list whose text blocks are of `text_type`, in order, each block with
-/// its place and where it carries them.
-fn texts<'a>(blocks: &[&'a RawValue], text_type: &str) -> Vec<(usize, Carrier<'a>, Vec<Text<'a>>)> {
+/// A block of a list that carries text: its place, where it carries the text, its labels and
+/// its texts.
+#[derive(Debug)]
+struct Carrying<'a> {
+    at: usize,
+    carrier: Carrier<'a>,
+    labels: Vec<Text<'a>>,
+    texts: Vec<Text<'a>>,
+}
+
+impl Carrying<'_> {
+    /// Its labels, then its texts: what it adds to the text of the list, joined by newlines.
+    fn strings(&self) -> impl Iterator<Item = &str> {
+        let all = self.labels.iter().chain(&self.texts);
+        all.map(|text| text.text.as_str())
+    }
+}
+
+/// The blocks of `blocks`, a list whose text blocks are of `text_type`, that carry text, in
+/// order. A block whose text is an empty list of blocks has no labels counted either: it
+/// carries nothing for them to name.
+fn texts<'a>(blocks: &[&'a RawValue], text_type: &str) -> Vec<Carrying<'a>> {
     blocks
         .iter()
         .enumerate()
         .filter_map(|(at, block)| {
-            let carrier = carrier(block, text_type)?;
+            let (carrier, mut labels) = carrier(block, text_type)?;
             let texts = match carrier {
                 Carrier::Own(value) => vec![Text {
                     value,
@@ -90,7 +140,15 @@ fn texts<'a>(blocks: &[&'a RawValue], text_type: &str) -> Vec<(usize, Carrier<'a
                     .map(|inner| text_blocks(&inner))
                     .unwrap_or_default(),
             };
-            Some((at, carrier, texts))
+            if texts.is_empty() {
+                labels.clear();
+            }
+            Some(Carrying {
+                at,
+                carrier,
+                labels,
+                texts,
+            })
         })
         .collect()
 }
@@ -118,11 +176,18 @@ pub(super) fn joined(blocks: &RawValue, text_type: &str) -> String {
     let Some(all) = items(blocks) else {
         return String::new();
     };
-    let texts = texts(&all, text_type);
-    let parts: Vec<&str> = texts
-        .iter()
-        .flat_map(|(_, _, texts)| texts.iter().map(|text| text.text.as_str()))
-        .collect();
+    taken_together(&mut texts(&all, text_type))
+}
+
+/// The labels and texts of `carried`, joined by newlines. One text, the usual result, is taken
+/// from its place, not copied.
+fn taken_together(carried: &mut [Carrying<'_>]) -> String {
+    if let [Carrying { labels, texts, .. }] = carried {
+        if let ([], [text]) = (labels.as_slice(), texts.as_mut_slice()) {
+            return std::mem::take(&mut text.text);
+        }
+    }
+    let parts: Vec<&str> = carried.iter().flat_map(Carrying::strings).collect();
     parts.join("\n")
 }
 
@@ -148,8 +213,8 @@ pub(super) struct BlocksCut {
     pub(super) joined: String,
     pub(super) text_cut: Option<Cut>,
     pub(super) truncation: Truncation,
-    /// For each block of `json`, the place in the list cut of the block it is; `None` for the
-    /// note that media gave way.
+    /// For each block of `json`, the place in the list cut of the block it is; `None` for a
+    /// block of a note.
     pub(super) from: Vec<Option<usize>>,
 }
 
@@ -175,28 +240,31 @@ pub(super) fn cut_blocks(
     let priced = priced(&all, images);
     let media_tokens: usize = priced.iter().map(|(_, priced)| priced.media.tokens).sum();
     let mut carried = texts(&all, text_type);
-    let texts = carried
-        .iter_mut()
-        .flat_map(|(_, _, texts)| texts.iter_mut());
-    let mut texts: Vec<&mut Text<'_>> = texts.collect();
-    let lengths: Vec<usize> = texts.iter().map(|text| text.text.len()).collect();
+    let strings = carried.iter().flat_map(Carrying::strings);
+    let lengths: Vec<usize> = strings.map(str::len).collect();
     let within = lengths.iter().map(|len| len + 1).sum::<usize>();
     if within.saturating_sub(1) + media_tokens <= limit.max_tokens() {
         return None;
     }
-    let joined = taken_together(&mut texts);
+    let joined = taken_together(&mut carried);
     // A newline more: read again, the result's text is its blocks' joined by newlines, the
     // note's among them.
     let note_cost = |note: &str| tokenizer.count(note) + 1;
     let fit = MediaFit::of(&all, &priced, images, limit, &note_cost);
-    let text_cut = crate::cut(&joined, &fit.text_limit(limit), tokenizer);
+    let text_limit = fit.text_limit(limit);
+    let text_cut = crate::cut(&joined, &text_limit, tokenizer).map(|cut| {
+        keeping_labels_whole(cut, &joined, (&carried, &lengths), &text_limit, tokenizer)
+    });
     if text_cut.is_none() && fit.edits.is_empty() {
         return None;
     }
     let mut edits = fit.edits.clone();
+    let mut notes = Vec::new();
     let text_tokens = match &text_cut {
         Some(cut) => {
-            edits.extend(text_edits(&all, &carried, cut.split(&joined, &lengths))?);
+            let (text_edits, note) = text_edits(&all, &carried, cut.split(&joined, &lengths))?;
+            edits.extend(text_edits);
+            notes.extend(note.then(|| cut.note.clone()));
             (cut.truncation.original_tokens, cut.truncation.kept_tokens)
         }
         None => {
@@ -205,9 +273,12 @@ pub(super) fn cut_blocks(
         }
     };
     edits.sort_by_key(|(at, _)| *at);
-    let from = sources(all.len(), &edits, fit.note.is_some());
+    notes.extend(fit.note.clone());
+    let from = sources(all.len(), &edits, notes.len());
     let mut json = rebuilt(&all, edits);
-    note_after(&mut json, text_type, fit.note.as_deref());
+    for note in &notes {
+        note_after(&mut json, text_type, note);
+    }
     let truncation = fit.figures(limit, text_tokens);
     Some(BlocksCut {
         json,
@@ -218,33 +289,67 @@ pub(super) fn cut_blocks(
     })
 }
 
-/// The `texts` as one, joined by newlines. One text, the usual result, is taken from its place,
-/// not copied.
-fn taken_together(texts: &mut [&mut Text<'_>]) -> String {
-    match texts {
-        [text] => std::mem::take(&mut text.text),
-        texts => texts
-            .iter()
-            .map(|text| text.text.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
+/// `cut`, of `joined`, the labels and texts of the blocks `carried` (of `lengths`) joined by
+/// newlines, narrowed so that it splits no block's labels: a block whose labels it would not
+/// keep whole, or would keep with none of its text, goes whole, with what the cut kept of it.
+fn keeping_labels_whole(
+    cut: Cut,
+    joined: &str,
+    (carried, lengths): (&[Carrying<'_>], &[usize]),
+    limit: &ToolLimit,
+    tokenizer: &dyn Tokenizer,
+) -> Cut {
+    let (mut head_end, mut tail_start) = (cut.head_end, cut.tail_start);
+    let (mut start, mut lengths) = (0, lengths.iter());
+    for carrying in carried {
+        let mut span = |n: usize| lengths.by_ref().take(n).map(|len| len + 1).sum::<usize>();
+        let text_start = start + span(carrying.labels.len());
+        let next = text_start + span(carrying.texts.len());
+        if !carrying.labels.is_empty() {
+            // In the head, the labels and a byte of text at least; in the tail, all of it.
+            if start <= head_end && head_end <= text_start {
+                head_end = head_end.min(start.saturating_sub(1));
+            }
+            if start < tail_start && tail_start < next {
+                tail_start = tail_start.max(next.min(joined.len()));
+            }
+        }
+        start = next;
     }
+    if (head_end, tail_start) == (cut.head_end, cut.tail_start) {
+        return cut;
+    }
+    cut.narrowed(joined, (head_end, tail_start), limit, tokenizer)
 }
 
-/// The edits of the blocks among `all` that `carried` says carry text, each text's `kept` part
-/// (in order, `None` for a text wholly cut) in its place; `None` only for a text that cannot be
-/// written as JSON.
+/// The edits of the blocks among `all` that `carried` says carry text, from the `kept` part of
+/// each of their labels and texts (in order, `None` for one wholly cut, the last kept ending
+/// with the note): a block whose labels are not kept whole goes. Whether the note went with a
+/// block that goes, and must end the result in a block of its own; `None` only for a text that
+/// cannot be written as JSON.
 fn text_edits(
     all: &[&RawValue],
-    carried: &[(usize, Carrier<'_>, Vec<Text<'_>>)],
+    carried: &[Carrying<'_>],
     kept: Vec<Option<String>>,
-) -> Option<Vec<(usize, Option<String>)>> {
+) -> Option<(Vec<Edit>, bool)> {
+    let noted = kept.iter().rposition(Option::is_some);
     let mut kept = kept.into_iter();
-    let edits = carried.iter().map(|(at, carrier, texts)| {
-        let kept: Vec<Option<String>> = kept.by_ref().take(texts.len()).collect();
-        Some((*at, edited(all[*at], *carrier, texts, kept)?))
-    });
-    edits.collect()
+    let (mut edits, mut note_gone, mut first) = (Vec::with_capacity(carried.len()), false, 0);
+    for carrying in carried {
+        let labels: Vec<Option<String>> = kept.by_ref().take(carrying.labels.len()).collect();
+        let texts: Vec<Option<String>> = kept.by_ref().take(carrying.texts.len()).collect();
+        let whole = (carrying.labels.iter().zip(&labels))
+            .all(|(label, kept)| kept.as_deref() == Some(label.text.as_str()));
+        let edit = match whole {
+            true => edited(all[carrying.at], carrying.carrier, &carrying.texts, texts)?,
+            false => None,
+        };
+        let after = first + carrying.labels.len() + carrying.texts.len();
+        note_gone |= edit.is_none() && noted.is_some_and(|noted| (first..after).contains(&noted));
+        edits.push((carrying.at, edit));
+        first = after;
+    }
+    Some((edits, note_gone))
 }
 
 /// The media among `blocks`: each block's place, and its price under `rule`.
@@ -255,22 +360,19 @@ fn priced<'a>(blocks: &[&'a RawValue], rule: ImageTokens) -> Vec<(usize, Priced<
 }
 
 /// Where each block of a list of `len` blocks rebuilt with `edits` (sorted by place) came from,
-/// the `note` last if there is one.
-fn sources(len: usize, edits: &[(usize, Option<String>)], note: bool) -> Vec<Option<usize>> {
+/// then the `notes` blocks of notes.
+fn sources(len: usize, edits: &[Edit], notes: usize) -> Vec<Option<usize>> {
     let removed = |at: &usize| {
         edits
             .binary_search_by_key(at, |(edited, _)| *edited)
             .is_ok_and(|found| edits[found].1.is_none())
     };
     let kept = (0..len).filter(|at| !removed(at)).map(Some);
-    kept.chain(note.then_some(None)).collect()
+    kept.chain(std::iter::repeat_n(None, notes)).collect()
 }
 
-/// Ends the list `json` with `note`, if there is one, as a block of `text_type`.
-fn note_after(json: &mut String, text_type: &str, note: Option<&str>) {
-    let Some(note) = note else {
-        return;
-    };
+/// Ends the list `json` with `note`, as a block of `text_type`.
+fn note_after(json: &mut String, text_type: &str, note: &str) {
     let block = serde_json::json!({ "type": text_type, "text": note }).to_string();
     let comma = if json == "[]" { "" } else { "," };
     json.insert_str(json.len() - 1, &format!("{comma}{block}"));
@@ -315,8 +417,11 @@ fn edited(
     }
 }
 
+/// An edit of a list: the place of an item, and what replaces it, `None` to remove it.
+pub(super) type Edit = (usize, Option<String>);
+
 /// The list of `items` with the edits, by place: an item replaced, or removed with `None`.
-pub(super) fn rebuilt(items: &[&RawValue], edits: Vec<(usize, Option<String>)>) -> String {
+pub(super) fn rebuilt(items: &[&RawValue], edits: Vec<Edit>) -> String {
     let mut edits = edits.into_iter().peekable();
     let mut out: Vec<Cow<'_, str>> = Vec::with_capacity(items.len());
     for (at, item) in items.iter().enumerate() {

@@ -10,8 +10,8 @@ use crate::media::{Media, MediaKind};
 pub struct Carried {
     /// The tool whose call it answers; `None` when the call is not in the request.
     pub tool: Option<String>,
-    /// The tokens of its text: its text blocks and the text other blocks carry, joined by
-    /// newlines, or its string, or its JSON.
+    /// The tokens of its text: its text blocks and the text other blocks carry, with their
+    /// labels, joined by newlines, or its string, or its JSON.
     pub text_tokens: usize,
     /// The media it carries, in order, each priced: an image at its provider's price, a PDF,
     /// audio or other binary data by [`media`](crate::media)'s estimate.

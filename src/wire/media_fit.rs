@@ -22,6 +22,7 @@ use std::collections::HashMap;
 
 use serde_json::value::RawValue;
 
+use super::blocks::Edit;
 use super::media::Priced;
 use crate::image::ImageTokens;
 use crate::layout::media_note;
@@ -34,7 +35,7 @@ use crate::truncation::Truncation;
 #[derive(Debug, Default)]
 pub(super) struct MediaFit {
     /// The edits of the list, by place: a block removed (`None`), or its image scaled down.
-    pub(super) edits: Vec<(usize, Option<String>)>,
+    pub(super) edits: Vec<Edit>,
     /// The tokens of all the media as they came, and as they go.
     tokens: usize,
     kept_tokens: usize,
@@ -192,7 +193,7 @@ impl Scaled {
         fates: &[Fate],
         edge: Option<usize>,
         scalable: &[bool],
-    ) -> Result<Vec<(usize, Option<String>)>, usize> {
+    ) -> Result<Vec<Edit>, usize> {
         let mut edits = Vec::new();
         for (nth, ((place, priced), fate)) in priced.iter().zip(fates).enumerate() {
             if *fate == Fate::Gone {

@@ -17,13 +17,18 @@
 //!
 //! Text in any block is text:
 //!
-//! | block | its text |
-//! | --- | --- |
-//! | `text` (Responses' `input_text`), Responses' `output_text`, LangChain's `text-plain` | `text` |
-//! | an MCP embedded `resource` | `resource.text` (its `uri` and `mimeType` stay) |
-//! | an Anthropic `document` with a `text` source | `source.data` |
-//! | an Anthropic `document` with a `content` source | the `text` blocks of `source.content` |
-//! | an Anthropic `search_result` | the `text` blocks of `content` |
+//! | block | its text | its labels |
+//! | --- | --- | --- |
+//! | `text` (Responses' `input_text`), Responses' `output_text`, LangChain's `text-plain` | `text` | |
+//! | an MCP embedded `resource` | `resource.text` | `resource.uri`, `resource.mimeType` |
+//! | an Anthropic `document` with a `text` source | `source.data` | `title`, `context` |
+//! | an Anthropic `document` with a `content` source | the `text` blocks of `source.content` | `title`, `context` |
+//! | an Anthropic `search_result` | the `text` blocks of `content` | `title`, `source` |
+//!
+//! A block's labels name its text and reach the model with it: they count with it, before it,
+//! in the order above, and are never cut. A block whose labels a cut would split, or keep
+//! with none of its text, goes whole, its tokens among those the note says were dropped (a note
+//! that would have ended a text of that block ends the result in a text block of its own).
 //!
 //! Every image counts, priced from its header as its provider prices it ([`ImageTokens`]):
 //!
