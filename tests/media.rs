@@ -73,6 +73,55 @@ fn a_pdf_is_priced_by_its_pages_and_gives_way_whole_with_a_note_naming_it() {
 }
 
 #[test]
+fn a_block_of_medias_labels_count_in_its_price_and_a_megabyte_of_them_gives_way_with_it() {
+    let pdf = pdf_of(1);
+    let title = "quarterly report ".repeat(60_000);
+    let document = json!({"type": "document", "title": title, "source": {"type": "base64", "media_type": "application/pdf", "data": base64(&pdf)}});
+    let body = anthropic(json!([{"type": "text", "text": "the report:"}, document.clone()]));
+    let price = 4640 + count(&title);
+    let carried = cap(5000).carried(Api::AnthropicMessages, &body).unwrap();
+    assert_eq!(carried[0].of_kind(MediaKind::Pdf), (1, price));
+    let capped = cap(5000).cap(Api::AnthropicMessages, &body).unwrap();
+    let sent: Value = serde_json::from_str(capped.body.as_deref().unwrap()).unwrap();
+    let blocks = sent["messages"][1]["content"][0]["content"]
+        .as_array()
+        .unwrap();
+    assert_eq!(blocks.len(), 2, "the text, and the note");
+    assert_eq!(
+        blocks[1]["text"],
+        format!("truncated: {price} tokens dropped (1 of 1 PDFs), refine your query")
+    );
+    assert_eq!(
+        capped.cuts[0].truncation.original_tokens,
+        count("the report:") + price
+    );
+    // An MCP resource's image, 1 x 1, under a megabyte `uri`: the first image stays only
+    // within the room, its labels with it.
+    let png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+    let uri = format!("file:///{}", "shots/".repeat(150_000));
+    let image =
+        json!({"type": "resource", "resource": {"uri": uri, "mimeType": "image/png", "blob": png}});
+    let result = json!({"content": [{"type": "text", "text": "the page:"}, image]}).to_string();
+    let capped = ToolOutputLimits::new(5000)
+        .unwrap()
+        .cap_call_tool_result("shot", &result)
+        .unwrap();
+    let capped: Value = serde_json::from_str(&capped.json).unwrap();
+    let texts: Vec<&str> = capped["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|block| block["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(texts[0], "the page:");
+    assert!(
+        texts[1].ends_with("(1 of 1 images), refine your query"),
+        "{}",
+        texts[1]
+    );
+}
+
+#[test]
 fn a_pdf_is_counted_by_its_pages_and_a_broken_one_as_a_hundred() {
     for pages in [1, 12, 40] {
         let priced = Media::pdf(Some(&pdf_of(pages)), ImageTokens::Gemini);
@@ -98,15 +147,22 @@ fn audio_is_priced_by_its_seconds_and_a_blob_by_its_bytes() {
         .expect("a 30,000-byte blob is over 5000 tokens");
     let capped: Value = serde_json::from_str(&capped.json).unwrap();
     let blocks = capped["content"].as_array().unwrap();
-    // Ten seconds at 32 tokens a second fit; the blob, a token a byte, gives way.
+    // Ten seconds at 32 tokens a second fit; the blob, a token a byte, and its labels, its
+    // `uri` and `mimeType`, give way.
     assert_eq!(blocks[1], audio);
     assert!(!blocks.contains(&blob));
+    let blob_tokens = 30_000 + count("file:///dump.bin\napplication/octet-stream");
     assert_eq!(
         blocks.last().unwrap()["text"],
-        "truncated: 30000 tokens dropped (1 of 1 binary blocks), refine your query"
+        format!(
+            "truncated: {blob_tokens} tokens dropped (1 of 1 binary blocks), refine your query"
+        )
     );
     let figures = &capped["_meta"]["tool-output-cap/truncation"]["content"];
-    assert_eq!(figures["original_tokens"], count("recorded") + 320 + 30_000);
+    assert_eq!(
+        figures["original_tokens"],
+        count("recorded") + 320 + blob_tokens
+    );
     assert_eq!(figures["kept_tokens"], count("recorded") + 320);
 }
 

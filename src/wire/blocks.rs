@@ -11,6 +11,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+use super::labels::labels;
 use super::media::{is_media, priced as priced_media, Priced};
 use super::media_fit::MediaFit;
 use super::raw::{fields, items, string, Fields};
@@ -31,10 +32,8 @@ enum Carrier<'a> {
     Inner(&'a RawValue),
 }
 
-/// Where `block` carries text, in a list whose text blocks are of `text_type`, and its labels:
-/// the strings that name that text, on the block (for an MCP resource, on its `resource`), which
-/// reach the model with it. They count with the text, before it, in the order of [`LABELS`];
-/// they are never cut, a block keeping them whole or going.
+/// Where `block` carries text, in a list whose text blocks are of `text_type`, and its
+/// [`labels`], which count with the text, before it.
 fn carrier<'a>(block: &'a RawValue, text_type: &str) -> Option<(Carrier<'a>, Vec<Text<'a>>)> {
     let block = fields(block)?;
     let kind = block.get("type").and_then(|kind| string(kind))?;
@@ -42,19 +41,12 @@ fn carrier<'a>(block: &'a RawValue, text_type: &str) -> Option<(Carrier<'a>, Vec
         let value = *fields.get(key)?;
         value.get().starts_with('"').then_some(Carrier::Own(value))
     };
-    let labelled = |carrier: Carrier<'a>, fields: &Fields<'a>| {
-        let keys = LABELS
-            .iter()
-            .find(|(of, _)| *of == kind)
-            .map_or(&[][..], |(_, keys)| keys);
-        let labels = keys.iter().filter_map(|key| {
-            let value = *fields.get(*key)?;
-            let text = string(value)?;
-            Some(Text {
-                value,
-                text,
-                inner_at: 0,
-            })
+    let labelled = |carrier: Carrier<'a>, holder: &Fields<'a>| {
+        let labels = labels(&kind, holder).into_iter();
+        let labels = labels.map(|(value, text)| Text {
+            value,
+            text,
+            inner_at: 0,
         });
         Some((carrier, labels.collect()))
     };
@@ -82,13 +74,6 @@ fn carrier<'a>(block: &'a RawValue, text_type: &str) -> Option<(Carrier<'a>, Vec
         _ => None,
     }
 }
-
-/// The labels of each kind of block that carries text, by their keys.
-const LABELS: [(&str, &[&str]); 3] = [
-    ("resource", &["uri", "mimeType"]),
-    ("search_result", &["title", "source"]),
-    ("document", &["title", "context"]),
-];
 
 fn inner(list: &RawValue) -> Option<Carrier<'_>> {
     list.get().starts_with('[').then_some(Carrier::Inner(list))
@@ -237,7 +222,7 @@ pub(super) fn cut_blocks(
     images: ImageTokens,
 ) -> Option<BlocksCut> {
     let all = items(blocks)?;
-    let priced = priced(&all, images);
+    let priced = priced(&all, images, tokenizer);
     let media_tokens: usize = priced.iter().map(|(_, priced)| priced.media.tokens).sum();
     let mut carried = texts(&all, text_type);
     let strings = carried.iter().flat_map(Carrying::strings);
@@ -352,10 +337,15 @@ fn text_edits(
     Some((edits, note_gone))
 }
 
-/// The media among `blocks`: each block's place, and its price under `rule`.
-fn priced<'a>(blocks: &[&'a RawValue], rule: ImageTokens) -> Vec<(usize, Priced<'a>)> {
+/// The media among `blocks`: each block's place, and its price under `rule`, its labels counted
+/// by `tokenizer`.
+fn priced<'a>(
+    blocks: &[&'a RawValue],
+    rule: ImageTokens,
+    tokenizer: &dyn Tokenizer,
+) -> Vec<(usize, Priced<'a>)> {
     let priced = blocks.iter().enumerate();
-    let priced = priced.filter_map(|(at, block)| Some((at, priced_media(block, rule)?)));
+    let priced = priced.filter_map(|(at, block)| Some((at, priced_media(block, rule, tokenizer)?)));
     priced.collect()
 }
 

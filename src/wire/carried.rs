@@ -62,7 +62,7 @@ impl RequestCap {
             let results = api.results(&request);
             let carried = results.into_iter().map(|result| Carried {
                 text_tokens: tokenizer.count(&result.content.text()),
-                media: result.content.media(None),
+                media: result.content.media(None, tokenizer),
                 unpriced: result.content.unpriced(),
                 tool: result.tool,
             });

@@ -61,6 +61,7 @@ impl RequestCap {
             Some(json) => result.content.measured(json).into(),
             None => result.content.text(),
         };
-        self.limits.tokenizer().count(&text) + result.content.media_tokens(capped)
+        let tokenizer = self.limits.tokenizer();
+        tokenizer.count(&text) + result.content.media_tokens(capped, tokenizer)
     }
 }

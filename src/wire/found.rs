@@ -90,12 +90,14 @@ impl<'a> Content<'a> {
         }
     }
 
-    /// The media in `json`, the JSON that replaces it, or in its own if none, each priced.
-    pub(super) fn media(&self, json: Option<&str>) -> Vec<Media> {
+    /// The media in `json`, the JSON that replaces it, or in its own if none, each priced, its
+    /// labels counted by `tokenizer`.
+    pub(super) fn media(&self, json: Option<&str>, tokenizer: &dyn Tokenizer) -> Vec<Media> {
         let (own, rule) = match *self {
             Content::Blocks(own, _, rule) => (own, rule),
             Content::Media(own, rule) => {
-                return priced(own, rule).map(|p| p.media).into_iter().collect()
+                let priced = priced(own, rule, tokenizer);
+                return priced.map(|p| p.media).into_iter().collect();
             }
             Content::WithParts(own, _) => {
                 return match json.map(serde_json::from_str::<&RawValue>) {
@@ -114,7 +116,7 @@ impl<'a> Content<'a> {
         let blocks = items(list).unwrap_or_default();
         blocks
             .iter()
-            .filter_map(|block| Some(priced(block, rule)?.media))
+            .filter_map(|block| Some(priced(block, rule, tokenizer)?.media))
             .collect()
     }
 
@@ -128,9 +130,10 @@ impl<'a> Content<'a> {
         }
     }
 
-    /// The tokens of the media in `json`, or in its own if none.
-    pub(super) fn media_tokens(&self, json: Option<&str>) -> usize {
-        self.media(json).iter().map(|media| media.tokens).sum()
+    /// The tokens of the media in `json`, or in its own if none, their labels' among them.
+    pub(super) fn media_tokens(&self, json: Option<&str>, tokenizer: &dyn Tokenizer) -> usize {
+        let media = self.media(json, tokenizer);
+        media.iter().map(|media| media.tokens).sum()
     }
 
     /// Its JSON, as it is in the request.

@@ -18,18 +18,22 @@
 use base64::Engine;
 use serde_json::value::RawValue;
 
+use super::labels::{labels, tokens as label_tokens};
 use super::raw::{fields, string, Fields};
 use crate::image::{Detail, ImageTokens};
 use crate::json::walk::{span_of, splice};
 use crate::media::{Media, MediaKind};
 use crate::scale;
+use crate::tokenizer::Tokenizer;
 
-/// A block of media, priced; for an image whose bytes are in the request, the image, which may
-/// be scaled down.
+/// A block of media, priced, its [`labels`](super::labels) in its price; for an image whose
+/// bytes are in the request, the image, which may be scaled down.
 #[derive(Debug)]
 pub(super) struct Priced<'a> {
     pub(super) media: Media,
     pub(super) image: Option<Image<'a>>,
+    /// The tokens of its labels, in the media's.
+    pub(super) label_tokens: usize,
 }
 
 /// An image whose bytes are in a block: the string that holds them, what comes before their
@@ -87,10 +91,15 @@ pub(super) fn is_media(kind: &str) -> bool {
     shape(kind).is_some()
 }
 
-/// `block`, priced under `rule`, if it is media.
-pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Priced<'_>> {
+/// `block`, priced under `rule`, its labels counted by `tokenizer`, if it is media.
+pub(super) fn priced<'a>(
+    block: &'a RawValue,
+    rule: ImageTokens,
+    tokenizer: &dyn Tokenizer,
+) -> Option<Priced<'a>> {
     let block = fields(block)?;
     let kind = text(block.get("type"))?;
+    let mut labelled = Vec::new();
     let media = match shape(&kind)? {
         Shape::Image => return Some(image_in(image_data(&block), rule, detail(&block))),
         Shape::Audio => audio(decoded(
@@ -105,10 +114,12 @@ pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Priced<'_>> 
         Shape::Resource => {
             let resource = fields(block.get("resource")?)?;
             let blob = text(resource.get("blob"))?;
+            labelled = labels(&kind, &resource);
             of_type(&resource, "mimeType", &blob, rule)
         }
         Shape::Document => {
             let source = fields(block.get("source")?)?;
+            labelled = labels(&kind, &block);
             match text(source.get("type"))?.as_str() {
                 "base64" => {
                     let data = text(source.get("data")).unwrap_or_default();
@@ -120,7 +131,17 @@ pub(super) fn priced(block: &RawValue, rule: ImageTokens) -> Option<Priced<'_>> 
         }
         Shape::File => file(&block, rule),
     };
-    Some(Priced { media, image: None })
+    let labelled: Vec<String> = labelled.into_iter().map(|(_, text)| text).collect();
+    let label_tokens = label_tokens(&labelled, tokenizer);
+    let media = Media {
+        tokens: media.tokens + label_tokens,
+        ..media
+    };
+    Some(Priced {
+        media,
+        image: None,
+        label_tokens,
+    })
 }
 
 /// The string that holds an image block's bytes, as base64 or a `data:` URL (or its URL, which
@@ -169,7 +190,11 @@ pub(super) fn inline_data(part: &RawValue, rule: ImageTokens) -> Option<Priced<'
     }
     let data = text(blob.get("data")).unwrap_or_default();
     let media = of_type(&blob, key, &data, rule);
-    Some(Priced { media, image: None })
+    Some(Priced {
+        media,
+        image: None,
+        label_tokens: 0,
+    })
 }
 
 /// The image whose base64 (or `data:` URL) is the string `data`, priced under `rule` at
@@ -193,7 +218,11 @@ fn image_in(data: Option<&RawValue>, rule: ImageTokens, detail: Detail) -> Price
             kind: MediaKind::Image,
             tokens,
         };
-        return Priced { media, image: None };
+        return Priced {
+            media,
+            image: None,
+            label_tokens: 0,
+        };
     };
     let media = Media::image(&bytes, rule, detail);
     let image = scale::size(&bytes).map(|size| Image {
@@ -204,7 +233,11 @@ fn image_in(data: Option<&RawValue>, rule: ImageTokens, detail: Detail) -> Price
         size,
         detail,
     });
-    Priced { media, image }
+    Priced {
+        media,
+        image,
+        label_tokens: 0,
+    }
 }
 
 /// A string field's text.

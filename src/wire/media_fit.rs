@@ -7,8 +7,9 @@
 //!   to long edges of 1568, 1280 and 1024 px ([`scale`](crate::scale)), and the largest at which
 //!   every block fits is taken; when none is, the floor, 1024 px. An image already within a
 //!   size stays as it came.
-//! - At a size, the first image always stays, its room kept first; the others stay, in order,
-//!   while they fit, and from the first that does not, the rest give way. Any other block (a
+//! - At a size, the first image always stays, its room kept first (unless its labels, an MCP
+//!   resource's `uri`, are more than the room); the others stay, in order, while they fit, and
+//!   from the first that does not, the rest give way. Any other block (a
 //!   PDF, audio, a blob) stays only if it fits, in order, around the first image.
 //! - An image whose bytes do not decode as its header says is priced as it came, and never
 //!   scaled.
@@ -258,11 +259,13 @@ fn fitted_size(size: (usize, usize), edge: usize) -> (usize, usize) {
     fitted(size.0, size.1, edge)
 }
 
-/// Where the first image is among `priced`; past the end if there is none.
-fn first_image(priced: &[(usize, Priced<'_>)]) -> usize {
+/// Where the first image is among `priced` whose labels (an MCP resource's `uri`) are within
+/// `room`; past the end if there is none. An image's price is bounded by its rule, its labels
+/// are not.
+fn first_image(priced: &[(usize, Priced<'_>)], room: usize) -> usize {
     let images = priced
         .iter()
-        .position(|(_, p)| p.media.kind == MediaKind::Image);
+        .position(|(_, p)| p.media.kind == MediaKind::Image && p.label_tokens <= room);
     images.unwrap_or(priced.len())
 }
 
@@ -275,7 +278,7 @@ fn fates(
     room: usize,
     scalable: &[bool],
 ) -> Vec<Fate> {
-    let first = first_image(priced);
+    let first = first_image(priced, room);
     let price = |nth: usize, priced: &Priced<'_>| match (&priced.image, edge) {
         (Some(image), Some(edge)) if scalable[nth] => {
             let (width, height) = fitted_size(image.size, edge);

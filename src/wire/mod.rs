@@ -28,7 +28,9 @@
 //! A block's labels name its text and reach the model with it: they count with it, before it,
 //! in the order above, and are never cut. A block whose labels a cut would split, or keep
 //! with none of its text, goes whole, its tokens among those the note says were dropped (a note
-//! that would have ended a text of that block ends the result in a text block of its own).
+//! that would have ended a text of that block ends the result in a text block of its own). A
+//! block of media's labels (a PDF `document`'s `title` and `context`, a resource blob's `uri`
+//! and `mimeType`) count in its price, and go with it.
 //!
 //! Every image counts, priced from its header as its provider prices it ([`ImageTokens`]):
 //!
@@ -98,6 +100,7 @@ pub(crate) mod content;
 mod fate;
 mod found;
 mod gemini;
+mod labels;
 pub(crate) mod mcp;
 mod media;
 mod media_fit;
