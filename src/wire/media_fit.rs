@@ -9,8 +9,8 @@
 //!   size stays as it came.
 //! - At a size, the first image always stays, its room kept first (unless its labels, an MCP
 //!   resource's `uri`, are more than the room); the others stay, in order, while they fit, and
-//!   from the first that does not, the rest give way. Any other block (a
-//!   PDF, audio, a blob) stays only if it fits, in order, around the first image.
+//!   from the first that does not, the rest give way. Any other block (a PDF, audio, a blob)
+//!   stays only if it fits, in order, around the first image.
 //! - An image whose bytes do not decode as its header says is priced as it came, and never
 //!   scaled.
 //! - The note says what was dropped, in the crate's form:
