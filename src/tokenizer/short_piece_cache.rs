@@ -115,9 +115,9 @@ impl Slots {
         self.keys.len() * WAYS
     }
 
-    /// The word of `piece` in `encoding` and its set.
+    /// The key of `piece` in `encoding`.
     #[inline(always)]
-    fn key_of(&self, encoding: Encoding, piece: &[u8]) -> (Key, usize) {
+    fn key_of(&self, encoding: Encoding, piece: &[u8]) -> ShortKey {
         key_of(encoding, piece, self.set_bits)
     }
 
@@ -132,12 +132,11 @@ thread_local! {
     static SLOTS_OF_THIS_THREAD: RefCell<Slots> = RefCell::new(Slots::new());
 }
 
-/// The word of `piece` in `encoding`, without its count, and its set of `1 << set_bits`.
+/// The key of `piece` in `encoding`, in slots of `1 << set_bits` sets.
 #[inline(always)]
-fn key_of(encoding: Encoding, piece: &[u8], set_bits: u32) -> (Key, usize) {
+fn key_of(encoding: Encoding, piece: &[u8], set_bits: u32) -> ShortKey {
     debug_assert!(!piece.is_empty() && piece.len() < SHORT);
-    let key = packed(piece) | Key::from(encoding as u8) << VOCABULARY;
-    (key, set_of(key, set_bits))
+    ShortKey::of(packed(piece), encoding, set_bits)
 }
 
 /// The set of `key` of `1 << set_bits`.
@@ -175,11 +174,24 @@ pub(super) fn grow_if_due() {
     SLOTS_OF_THIS_THREAD.with(|slots| slots.borrow_mut().grow_if_due());
 }
 
-/// A piece of 1 to 7 bytes as the slots look it up: its word, and its set.
+/// A piece of 1 to 7 bytes as the slots look it up: its word, without its count, and its set.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct ShortKey {
     key: Key,
     set: usize,
+}
+
+impl ShortKey {
+    /// The key of a piece of the bytes `packed` ([`packed`]) in `encoding`, in slots of
+    /// `1 << set_bits` sets.
+    #[inline(always)]
+    fn of(packed: Key, encoding: Encoding, set_bits: u32) -> ShortKey {
+        let key = packed | Key::from(encoding as u8) << VOCABULARY;
+        ShortKey {
+            key,
+            set: set_of(key, set_bits),
+        }
+    }
 }
 
 impl Slots {
@@ -200,11 +212,7 @@ impl Slots {
         at: usize,
         len: usize,
     ) -> ShortKey {
-        let key = packed_at(text, at, len) | Key::from(encoding as u8) << VOCABULARY;
-        ShortKey {
-            key,
-            set: set_of(key, self.set_bits),
-        }
+        ShortKey::of(packed_at(text, at, len), encoding, self.set_bits)
     }
 
     /// Asks the CPU to fetch the set of `key` into its caches, and goes on: the look-up that
@@ -226,8 +234,7 @@ impl Slots {
         piece: &[u8],
         merge: impl FnOnce(&mut Vec<Rank>),
     ) -> usize {
-        let (key, set) = self.key_of(encoding, piece);
-        self.count_key(ShortKey { key, set }, merge)
+        self.count_key(self.key_of(encoding, piece), merge)
     }
 
     /// [`count`](Self::count) of the piece of `key` ([`key_at`](Self::key_at)).
@@ -261,7 +268,7 @@ impl Slots {
         merge: impl FnOnce(&mut Vec<Rank>),
     ) {
         self.growth.looked_up();
-        let (key, set) = self.key_of(encoding, piece);
+        let ShortKey { key, set } = self.key_of(encoding, piece);
         let keys = &self.keys[set].0;
         let found = way_of(keys, key);
         if let Some(way) = found.filter(|&way| keys[way] & KEPT != 0) {
@@ -357,10 +364,9 @@ mod tests {
             for encoding in [Encoding::O200kBase, Encoding::Cl100kBase] {
                 for len in 1..SHORT {
                     for at in 0..=text.len() - len {
-                        let (key, set) = key_of(encoding, &text[at..at + len], set_bits);
                         assert_eq!(
                             slots.key_at(encoding, &text, at, len),
-                            ShortKey { key, set },
+                            key_of(encoding, &text[at..at + len], set_bits),
                             "{len} bytes at {at}"
                         );
                     }
@@ -408,10 +414,10 @@ mod tests {
 
     #[test]
     fn the_eight_pieces_of_a_set_all_stay() {
-        let (_, set) = key_of(Encoding::O200kBase, b"s0", SET_BITS);
+        let set = key_of(Encoding::O200kBase, b"s0", SET_BITS).set;
         let sharing: Vec<String> = (0..)
             .map(|i| format!("s{i}"))
-            .filter(|p| key_of(Encoding::O200kBase, p.as_bytes(), SET_BITS).1 == set)
+            .filter(|p| key_of(Encoding::O200kBase, p.as_bytes(), SET_BITS).set == set)
             .take(WAYS)
             .collect();
         for (i, piece) in sharing.iter().enumerate() {
