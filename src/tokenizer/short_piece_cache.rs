@@ -19,7 +19,7 @@
 //! waits on memory. A thread that counts base64 then takes its pieces a run at a time, each key
 //! read from the text in one word ([`Slots::key_at`]) and its set fetched ([`Slots::fetch`])
 //! before the first is looked up, so that the waits overlap; its pieces of one or two bytes are
-//! kept too, so that every piece of fewer than 8 bytes goes one way.
+//! counted from the vocabulary's table of them, and take no slot.
 //!
 //! [`piece_cache`]: super::piece_cache
 //! [`cache_growth`]: super::cache_growth

@@ -226,7 +226,7 @@ impl Tiktoken {
                     next += 1;
                     let bytes = piece.as_bytes();
                     count += if bytes.len() < 3 {
-                        2 - usize::from(self.short_token(bytes).is_some())
+                        self.short_token(bytes).map_or(2, |_| 1)
                     } else if bytes.len() < SHORT {
                         let merge = |tokens: &mut Vec<Rank>| self.merged(bytes, tokens);
                         caches.short().count_key(key, merge)

@@ -34,22 +34,15 @@ enum Carrier<'a> {
 
 /// Where `block` carries text, in a list whose text blocks are of `text_type`, and its
 /// [`labels`], which count with the text, before it.
-fn carrier<'a>(block: &'a RawValue, text_type: &str) -> Option<(Carrier<'a>, Vec<Text<'a>>)> {
+fn carrier<'a>(block: &'a RawValue, text_type: &str) -> Option<(Carrier<'a>, Vec<String>)> {
     let block = fields(block)?;
     let kind = block.get("type").and_then(|kind| string(kind))?;
     let own = |fields: &Fields<'a>, key: &str| -> Option<Carrier<'a>> {
         let value = *fields.get(key)?;
         value.get().starts_with('"').then_some(Carrier::Own(value))
     };
-    let labelled = |carrier: Carrier<'a>, holder: &Fields<'a>| {
-        let labels = labels(&kind, holder).into_iter();
-        let labels = labels.map(|(value, text)| Text {
-            value,
-            text,
-            inner_at: 0,
-        });
-        Some((carrier, labels.collect()))
-    };
+    let labelled =
+        |carrier: Carrier<'a>, holder: &Fields<'a>| Some((carrier, labels(&kind, holder)));
     match kind.as_str() {
         kind if kind == text_type || kind == "output_text" || kind == "text-plain" => {
             Some((own(&block, "text")?, Vec::new()))
@@ -94,15 +87,15 @@ struct Text<'a> {
 struct Carrying<'a> {
     at: usize,
     carrier: Carrier<'a>,
-    labels: Vec<Text<'a>>,
+    labels: Vec<String>,
     texts: Vec<Text<'a>>,
 }
 
 impl Carrying<'_> {
     /// Its labels, then its texts: what it adds to the text of the list, joined by newlines.
     fn strings(&self) -> impl Iterator<Item = &str> {
-        let all = self.labels.iter().chain(&self.texts);
-        all.map(|text| text.text.as_str())
+        let texts = self.texts.iter().map(|text| text.text.as_str());
+        self.labels.iter().map(String::as_str).chain(texts)
     }
 }
 
@@ -323,8 +316,8 @@ fn text_edits(
     for carrying in carried {
         let labels: Vec<Option<String>> = kept.by_ref().take(carrying.labels.len()).collect();
         let texts: Vec<Option<String>> = kept.by_ref().take(carrying.texts.len()).collect();
-        let whole = (carrying.labels.iter().zip(&labels))
-            .all(|(label, kept)| kept.as_deref() == Some(label.text.as_str()));
+        let whole =
+            (carrying.labels.iter().zip(&labels)).all(|(label, kept)| kept.as_ref() == Some(label));
         let edit = match whole {
             true => edited(all[carrying.at], carrying.carrier, &carrying.texts, texts)?,
             false => None,

@@ -4,8 +4,6 @@
 //! a block of media's in its price ([`media`](super::media)), and are never cut: a block keeps
 //! them whole or goes.
 
-use serde_json::value::RawValue;
-
 use super::raw::{string, Fields};
 use crate::tokenizer::Tokenizer;
 
@@ -17,14 +15,11 @@ const LABELS: [(&str, &[&str]); 3] = [
 ];
 
 /// The labels of a block of the type `kind`, from `holder`, the fields that hold them (the
-/// block's, or an MCP resource's `resource`'s): each string and its text, in order.
-pub(super) fn labels<'a>(kind: &str, holder: &Fields<'a>) -> Vec<(&'a RawValue, String)> {
+/// block's, or an MCP resource's `resource`'s), in order.
+pub(super) fn labels(kind: &str, holder: &Fields<'_>) -> Vec<String> {
     let keys = LABELS.iter().find(|(of, _)| *of == kind);
     let keys = keys.map_or(&[][..], |(_, keys)| keys);
-    let labels = keys.iter().filter_map(|key| {
-        let value = *holder.get(*key)?;
-        Some((value, string(value)?))
-    });
+    let labels = keys.iter().filter_map(|key| string(holder.get(*key)?));
     labels.collect()
 }
 

@@ -131,7 +131,6 @@ pub(super) fn priced<'a>(
         }
         Shape::File => file(&block, rule),
     };
-    let labelled: Vec<String> = labelled.into_iter().map(|(_, text)| text).collect();
     let label_tokens = label_tokens(&labelled, tokenizer);
     let media = Media {
         tokens: media.tokens + label_tokens,
