@@ -324,6 +324,22 @@ fn holds(key: &[u8; KEY_MAX], piece: &[u8]) -> bool {
         && key.last_chunk::<8>() == piece.last_chunk::<8>()
 }
 
+/// The ways whose tag is `tag`, of a set's `tags`: all four compared at once, and in the
+/// common case one way to look at, so that a look-up costs the same whichever way holds its
+/// piece, where one that tried the ways in turn would stop at a different one each time, past
+/// the pieces other texts left.
+#[inline(always)]
+fn ways_tagged(tags: &[u32; WAYS], tag: u32) -> impl Iterator<Item = usize> {
+    let mut ways = tags.iter().enumerate().fold(0u32, |ways, (way, &held)| {
+        ways | u32::from(held == tag) << way
+    });
+    std::iter::from_fn(move || {
+        let way = ways.trailing_zeros() as usize;
+        ways &= ways.wrapping_sub(1);
+        (way < WAYS).then_some(way)
+    })
+}
+
 impl Slots {
     /// The slot `piece` of `encoding` sits in, or is to take, counted for [`Growth`].
     #[inline(always)]
@@ -332,10 +348,9 @@ impl Slots {
         self.growth.looked_up();
         let (set, tag) = place(encoding as u8, piece, self.sets.len());
         let header = self.sets[set];
-        let found = (0..WAYS).find(|&way| {
+        let found = ways_tagged(&header.tags, tag).find(|&way| {
             let held = header.held[way];
-            header.tags[way] == tag
-                && held.encoding == encoding as u8
+            held.encoding == encoding as u8
                 && usize::from(held.len) == piece.len()
                 && holds(&self.keys[set * WAYS + way], piece)
         });
@@ -410,6 +425,15 @@ pub(super) mod tests {
         merge: impl FnOnce(&mut Vec<Rank>),
     ) {
         with(|caches| caches.encode(encoding, piece, tokens, merge))
+    }
+
+    #[test]
+    fn a_set_offers_every_way_of_the_tag_in_order_and_no_other() {
+        let ways = |tags, tag| ways_tagged(&tags, tag).collect::<Vec<_>>();
+        assert_eq!(ways([5, 7, 5, 9], 5), [0, 2], "a tag two pieces share");
+        assert_eq!(ways([5, 7, 5, 9], 9), [3]);
+        assert_eq!(ways([3; WAYS], 3), [0, 1, 2, 3]);
+        assert!(ways([1, 2, 3, 4], 8).is_empty());
     }
 
     #[test]
