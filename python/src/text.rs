@@ -6,7 +6,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::PyString;
 
-/// The UTF-8 of a `str`, copied out of it once, so that it can be read with the GIL released.
+/// The UTF-8 of a `str`, read in place (an ASCII `str` is its own UTF-8; another makes its UTF-8
+/// once and keeps it), and the `str` held, so that it can be read with the GIL released.
 /// A `str` with lone surrogates, which UTF-8 cannot hold, is read with one U+FFFD in place of
 /// each, as the proxy reads a `\ud800` escape in JSON (and a pair of them as the character they
 /// make, as JSON does).

@@ -112,6 +112,22 @@ def test_each_lone_surrogate_is_one_replacement_character():
     assert toc.count("\ud83d\ude00 x") == toc.count("😀 x")
 
 
+def test_a_str_is_read_in_place_not_copied_for_each_count():
+    """An ASCII `str` is its own UTF-8; another keeps its UTF-8 once it is made."""
+    import tracemalloc
+
+    for text in ("a b c\n" * 500_000, "日本語 a b\n" * 200_000):
+        toc.count(text)
+        tracemalloc.start()
+        try:
+            toc.count(text)
+            toc.cap(text, max_tokens=100)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < len(text.encode()) / 10, f"{peak} bytes allocated for a text of {len(text.encode())}"
+
+
 def test_megabytes_of_one_character_are_capped():
     for text in ("a" * 4_000_000, "\n" * 2_000_000, "€" * 1_000_000):
         capped = toc.cap(text, max_tokens=64, keep="tail")
