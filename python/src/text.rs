@@ -2,24 +2,35 @@
 
 use std::ops::Deref;
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
 use pyo3::types::PyString;
 
-/// The UTF-8 of a `str`, read in place (an ASCII `str` is its own UTF-8; another makes its UTF-8
-/// once and keeps it), and the `str` held, so that it can be read with the GIL released.
-/// A `str` with lone surrogates, which UTF-8 cannot hold, is read with one U+FFFD in place of
-/// each, as the proxy reads a `\ud800` escape in JSON (and a pair of them as the character they
-/// make, as JSON does).
+/// The UTF-8 of a `str`, and what holds it, so that it can be read with the GIL released. An
+/// ASCII `str` is its own UTF-8, read in place; another's UTF-8 is made for the call alone, into
+/// a `bytes` dropped with it, so that the `str` does not keep a copy of itself in UTF-8 for as long
+/// as it lives (which reading it in place would have CPython make, and keep). A `str` with lone
+/// surrogates, which UTF-8 cannot hold, is read with one U+FFFD in place of each, as the proxy
+/// reads a `\ud800` escape in JSON (and a pair of them as the character they make, as JSON does).
 pub(crate) enum Text {
-    Backed(PyBackedStr),
+    Ascii(PyBackedStr),
+    Encoded(PyBackedBytes),
     Lossy(String),
 }
 
 impl Text {
     pub(crate) fn of(text: &Bound<'_, PyString>) -> Text {
-        match text.extract::<PyBackedStr>() {
-            Ok(text) => Text::Backed(text),
+        let ascii = text
+            .call_method0(intern!(text.py(), "isascii"))
+            .and_then(|ascii| ascii.is_truthy());
+        if let Ok(true) = ascii {
+            if let Ok(text) = text.extract::<PyBackedStr>() {
+                return Text::Ascii(text);
+            }
+        }
+        match text.encode_utf8() {
+            Ok(utf8) => Text::Encoded(utf8.into()),
             Err(_) => Text::Lossy(replacing_lone_surrogates(text)),
         }
     }
@@ -49,7 +60,9 @@ impl Deref for Text {
 
     fn deref(&self) -> &str {
         match self {
-            Text::Backed(text) => text,
+            Text::Ascii(text) => text,
+            // SAFETY: `str.encode` made these bytes as UTF-8, refusing what UTF-8 cannot hold.
+            Text::Encoded(utf8) => unsafe { std::str::from_utf8_unchecked(utf8) },
             Text::Lossy(text) => text,
         }
     }

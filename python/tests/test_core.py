@@ -112,20 +112,26 @@ def test_each_lone_surrogate_is_one_replacement_character():
     assert toc.count("\ud83d\ude00 x") == toc.count("😀 x")
 
 
-def test_a_str_is_read_in_place_not_copied_for_each_count():
-    """An ASCII `str` is its own UTF-8; another keeps its UTF-8 once it is made."""
+def test_an_ascii_str_is_read_in_place_and_another_keeps_no_copy_of_itself():
+    """An ASCII `str` is its own UTF-8; another's is made for the call alone and let go."""
+    import sys
     import tracemalloc
 
-    for text in ("a b c\n" * 500_000, "日本語 a b\n" * 200_000):
-        toc.count(text)
-        tracemalloc.start()
-        try:
-            toc.count(text)
-            toc.cap(text, max_tokens=100)
-            peak = tracemalloc.get_traced_memory()[1]
-        finally:
-            tracemalloc.stop()
-        assert peak < len(text.encode()) / 10, f"{peak} bytes allocated for a text of {len(text.encode())}"
+    ascii_text = "a b c\n" * 500_000
+    toc.count(ascii_text)
+    tracemalloc.start()
+    try:
+        toc.count(ascii_text)
+        toc.cap(ascii_text, max_tokens=100)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < len(ascii_text) / 10, f"{peak} bytes allocated for a text of {len(ascii_text)}"
+    japanese = "日本語 a b\n" * 200_000
+    size = sys.getsizeof(japanese)
+    assert toc.count(japanese) == toc.count(japanese)
+    toc.cap(japanese, max_tokens=100)
+    assert sys.getsizeof(japanese) == size, "the str keeps a UTF-8 copy of itself"
 
 
 def test_megabytes_of_one_character_are_capped():
