@@ -11,12 +11,17 @@
 //! once for a run of a text's pieces ([`with`]), not once a piece. Four-way set-associative: a
 //! piece may sit in any of the four slots of the set its hash picks, each with a tag of its hash,
 //! so that pieces that share a set do not push each other out. A new piece takes the slot its
-//! hash picks if it is empty, else another empty slot of its set, else the one its hash picks,
-//! unless that slot's piece was found again since it was kept: that piece is then passed over
-//! once, and the new one merged and not kept. So a text counted again keeps every piece its sets
-//! fit, where a set of five pieces taking each other's slots in turn would merge all five every
-//! time, and a piece no longer met gives way to a new one the second time that one comes. A
-//! piece is only ever answered by a slot that holds exactly its bytes, of the same vocabulary.
+//! hash picks if it is empty, else another empty slot of its set. In a full set, it takes the
+//! slot of a piece the thread found in none of its last [`UNMET`] texts, if one is (the one its
+//! hash picks first); else the one its hash picks, unless that slot's piece was found again since
+//! it was kept: that piece is then passed over once, and the new one merged and not kept. So a
+//! text counted again keeps every piece its sets fit: the pieces of texts counted long before
+//! give way to it at once, where two that pick the same slot, in a set of those, would pass each
+//! other over at every count, and a set of five pieces taking each other's slots in turn would
+//! merge all five every time; and a piece no longer met gives way to a new one the second time
+//! that one comes. A session whose texts come back within [`UNMET`] texts keeps its pieces by
+//! that last rule alone. A piece is only ever answered by a slot that holds exactly its bytes, of
+//! the same vocabulary.
 //!
 //! Most pieces sit in the slot their hash picks, so a look-up asks for that slot's key as it
 //! reads its set's header ([`Slots::fetch_own_key`]): where neither is in the CPU's caches (a
@@ -49,6 +54,11 @@ const SLOTS: usize = 8192;
 /// The slots a piece may take: those of its set.
 const WAYS: usize = 4;
 
+/// A piece not found in this many of a thread's texts gives way to a new one at once. A text's pieces renew their slots' mark of
+/// it ([`Held::found_in`]) every half as many, so that a piece found again and again seldom
+/// writes its set's line: one is unmet after 32 to 64 texts without it.
+const UNMET: u8 = 64;
+
 // [`holds`] reads a piece's first and last eight bytes.
 const _: () = assert!(short_piece_cache::SHORT >= 8);
 
@@ -67,6 +77,8 @@ struct Slots {
     tokens: Vec<[Rank; TOKENS_MAX]>,
     /// Where [`Caches::count`] has a piece merged, so that a piece met the first time allocates nothing.
     merged: Vec<Rank>,
+    /// The text the thread counts or encodes, of its last 256: one more each text.
+    text: u8,
 }
 
 /// A set's header: of each of its slots, the tag of its piece's hash and vocabulary (0 where
@@ -91,6 +103,7 @@ impl Slots {
             growth: Growth::default(),
             tokens: Vec::new(),
             merged: Vec::with_capacity(KEY_MAX),
+            text: 0,
         }
     }
 
@@ -109,7 +122,7 @@ impl Slots {
             }
             let piece = &key[..usize::from(held.len)];
             // The tag is the hash's high half, the set its low bits: more of them now.
-            let (to, _) = place(held.encoding, piece, grown.sets.len());
+            let (to, _) = place(encoding_of(tag), piece, grown.sets.len());
             let header = &mut grown.sets[to];
             if let Some(way) = empty_way(&header.tags, tag) {
                 header.tags[way] = tag;
@@ -120,6 +133,7 @@ impl Slots {
                 grown.keys[to * WAYS + way][..piece.len()].copy_from_slice(piece);
             }
         }
+        grown.text = self.text;
         *self = grown;
     }
 
@@ -136,15 +150,17 @@ impl Slots {
     }
 }
 
-/// What a slot holds: its piece's vocabulary, length and number of tokens, with [`KEPT`] if its
-/// tokens are kept too; and whether its piece was found again since it was kept, or since a new
-/// piece last passed it over.
+/// What a slot holds: its piece's length and number of tokens, with [`KEPT`] if its tokens are
+/// kept too; whether its piece was found again since it was kept, or since a new piece last
+/// passed it over; and a text it was kept or found in ([`UNMET`]), of the thread's last 256
+/// ([`Slots::text`]), so that a piece unmet for longer may seem met, and give way by the rules
+/// for those. Its vocabulary is in its tag ([`place`]).
 #[derive(Debug, Default, Clone, Copy)]
 struct Held {
-    encoding: u8,
     len: u8,
     count: u8,
     found_again: bool,
+    found_in: u8,
 }
 
 /// In [`Held::count`]: the slot's tokens are kept. A piece has at most [`KEY_MAX`] tokens.
@@ -168,10 +184,15 @@ pub(super) fn with<T>(f: impl FnOnce(&mut Caches<'_>) -> T) -> T {
     })
 }
 
-/// Grows this thread's caches of pieces that are due to ([`cache_growth`]): called before a
-/// text, not within one.
-pub(super) fn grow_if_due() {
-    SLOTS_OF_THIS_THREAD.with(|slots| slots.borrow_mut().grow_if_due());
+/// Readies this thread's caches of pieces for a new text: grows those that are due to
+/// ([`cache_growth`]), and counts one more text ([`Slots::text`]). Called before a text, not
+/// within one.
+pub(super) fn before_text() {
+    SLOTS_OF_THIS_THREAD.with(|slots| {
+        let mut slots = slots.borrow_mut();
+        slots.grow_if_due();
+        slots.text = slots.text.wrapping_add(1);
+    });
     short_piece_cache::grow_if_due();
 }
 
@@ -212,7 +233,7 @@ impl Caches<'_> {
                 let mut tokens = std::mem::take(&mut slot.slots.merged);
                 tokens.clear();
                 merge(&mut tokens);
-                slot.keep(encoding, piece, &tokens, false);
+                slot.keep(piece, &tokens, false);
                 let count = tokens.len();
                 slot.slots.merged = tokens;
                 count
@@ -240,7 +261,7 @@ impl Caches<'_> {
             Found(mut slot) | Vacant(mut slot) => {
                 let start = tokens.len();
                 merge(tokens);
-                slot.keep(encoding, piece, &tokens[start..], true);
+                slot.keep(piece, &tokens[start..], true);
             }
             PassedOver(_) => merge(tokens),
         }
@@ -270,7 +291,7 @@ impl Slot<'_> {
 
     /// Keeps `piece` and its number of tokens in the slot, and, with `with_tokens`, its tokens
     /// if there are at most [`TOKENS_MAX`].
-    fn keep(&mut self, encoding: Encoding, piece: &[u8], tokens: &[Rank], with_tokens: bool) {
+    fn keep(&mut self, piece: &[u8], tokens: &[Rank], with_tokens: bool) {
         let kept = with_tokens && tokens.len() <= TOKENS_MAX;
         if kept {
             let all = &mut self.slots.tokens;
@@ -283,12 +304,12 @@ impl Slot<'_> {
         set.tags[self.at % WAYS] = self.tag;
         let held = &mut set.held[self.at % WAYS];
         *held = Held {
-            encoding: encoding as u8,
             len: piece.len() as u8,
             count: tokens.len() as u8 | if kept { KEPT } else { 0 },
-            // A piece found, kept again with its tokens, stays found again; a slot a new piece
-            // takes, empty or passed over no more, was not.
+            // A piece found, kept again with its tokens, stays found again; a new piece's slot
+            // was made not found again when the piece took it.
             found_again: held.found_again,
+            found_in: self.slots.text,
         };
         self.slots.keys[self.at][..piece.len()].copy_from_slice(piece);
     }
@@ -306,21 +327,30 @@ enum Lookup<'a> {
 }
 use Lookup::{Found, PassedOver, Vacant};
 
-/// The set `piece` of `encoding` may sit in, of `sets`, a power of two, and its tag: never 0,
-/// which marks a slot empty.
+/// The set `piece` of `encoding` may sit in, of `sets`, a power of two, and its tag: the hash's
+/// high half, with `encoding` in its lowest bit ([`encoding_of`]) and the next one set, so that
+/// pieces of the same tag are of the same vocabulary and a tag is never 0, which marks a slot
+/// empty.
 fn place(encoding: u8, piece: &[u8], sets: usize) -> (usize, u32) {
+    debug_assert!(encoding < 2);
     let mut hasher = FxHasher::default();
     hasher.write_u8(encoding);
     hasher.write(piece);
     let hash = hasher.finish();
-    ((hash as usize) & (sets - 1), (hash >> 32) as u32 | 1)
+    let tag = (hash >> 32) as u32 & !0b11 | 0b10 | u32::from(encoding);
+    ((hash as usize) & (sets - 1), tag)
 }
 
-/// The way of its set that a piece of `tag` takes if it is empty, and the one whose piece gives
-/// way to it if none is.
+/// The vocabulary of a piece of `tag` ([`place`]).
+fn encoding_of(tag: u32) -> u8 {
+    (tag & 1) as u8
+}
+
+/// The way of its set that a piece of `tag` takes first, if it is empty or its piece gives way
+/// (the rule in this module's docs).
 #[inline(always)]
 fn own_way(tag: u32) -> usize {
-    (tag >> 1) as usize % WAYS
+    (tag >> 2) as usize % WAYS
 }
 
 /// The empty way a new piece of `tag` takes, of a set's `tags`: its [`own_way`] if that one is
@@ -392,16 +422,15 @@ impl Slots {
         let header = self.sets[set];
         let found = ways_tagged(&header.tags, tag).find(|&way| {
             let held = header.held[way];
-            held.encoding == encoding as u8
-                && usize::from(held.len) == piece.len()
-                && holds(&self.keys[set * WAYS + way], piece)
+            usize::from(held.len) == piece.len() && holds(&self.keys[set * WAYS + way], piece)
         });
         if let Some(way) = found {
-            // Written the first time only, so that a piece found again and again leaves its
-            // set's line unwritten.
-            let held = &mut self.sets[set].held[way];
-            if !held.found_again {
+            // Written once in [`UNMET`] / 2 texts at most, so that a piece found again and again
+            // seldom writes its set's line.
+            let (held, text) = (&mut self.sets[set].held[way], self.text);
+            if !held.found_again || text.wrapping_sub(held.found_in) >= UNMET / 2 {
                 held.found_again = true;
+                held.found_in = text;
             }
             return Found(Slot {
                 slots: self,
@@ -413,13 +442,21 @@ impl Slots {
         let way = match empty_way(&header.tags, tag) {
             Some(empty) => empty,
             None => {
-                let picked = own_way(tag);
-                let held = &mut self.sets[set].held[picked];
-                if held.found_again {
-                    held.found_again = false;
+                let (own, text) = (own_way(tag), self.text);
+                let held = &mut self.sets[set].held;
+                let unmet = |held: &Held| text.wrapping_sub(held.found_in) >= UNMET;
+                let way = if unmet(&held[own]) {
+                    own
+                } else if let Some(way) = held.iter().position(unmet) {
+                    way
+                } else if held[own].found_again {
+                    held[own].found_again = false;
                     return PassedOver(self);
-                }
-                picked
+                } else {
+                    own
+                };
+                held[way].found_again = false;
+                way
             }
         };
         Vacant(Slot {
@@ -521,13 +558,20 @@ pub(super) mod tests {
                 }
             };
             misses(0, 2 * SLOTS - 1);
-            grow_if_due();
+            before_text();
             assert_eq!(bytes(), 832 * 1024 + KEY_MAX * 4, "not due yet");
             misses(2 * SLOTS - 1, 2 * SLOTS);
-            grow_if_due();
+            let cl100k = b" a piece of the other vocabulary";
+            count(Encoding::Cl100kBase, cl100k, |out| out.extend([1, 2]));
+            before_text();
             assert_eq!(bytes(), (512 + 6144) * 1024 + KEY_MAX * 4);
             let last = format!(" piece-{}", 2 * SLOTS - 1);
             assert_eq!(count(Encoding::O200kBase, last.as_bytes(), kept), 1, "kept");
+            assert_eq!(
+                count(Encoding::Cl100kBase, cl100k, kept),
+                2,
+                "kept in its set"
+            );
             encode(
                 Encoding::O200kBase,
                 b" a piece encoded",
@@ -536,7 +580,7 @@ pub(super) mod tests {
             );
             assert_eq!(bytes(), (512 + 6144 + 3840) * 1024 + KEY_MAX * 4);
             misses(2 * SLOTS, (2 * GROWN + 3) * SLOTS);
-            grow_if_due();
+            before_text();
             assert_eq!(
                 bytes(),
                 (512 + 6144 + 3840) * 1024 + KEY_MAX * 4,
@@ -656,15 +700,70 @@ pub(super) mod tests {
                 }
             };
             misses(0, SLOTS / 8);
-            // Most sets hold one piece, and three in four of those are not in their first way.
+            // Most sets hold one piece, in its own way: in three sets in four, not the first.
             assert!(every_piece_in_its_own_or_a_taken_ones_place() > SLOTS / 10);
             misses(SLOTS / 8, 2 * SLOTS);
             every_piece_in_its_own_or_a_taken_ones_place();
-            grow_if_due();
+            before_text();
             assert!(
                 every_piece_in_its_own_or_a_taken_ones_place() > SLOTS / 2,
                 "grown"
             );
+        });
+    }
+
+    #[test]
+    fn a_piece_unmet_for_64_texts_gives_way_to_a_new_one_at_once_and_those_met_stay() {
+        on_a_new_thread("a piece no longer met gives way at once", || {
+            let sharing = sharing_a_set(WAYS + 1);
+            let (kept_ones, new) = (&sharing[..WAYS], &sharing[WAYS]);
+            for piece in kept_ones {
+                assert!(merged(piece), "{piece} met the first time");
+                assert!(!merged(piece), "{piece} found again");
+            }
+            let (met, unmet) = kept_ones.split_at(WAYS - 1);
+            for _ in 0..UNMET - 1 {
+                before_text();
+                met.iter().for_each(|piece| assert!(!merged(piece)));
+            }
+            before_text();
+            assert!(merged(new), "met the first time");
+            assert!(!merged(new), "kept at once, in the place of {unmet:?}");
+            met.iter()
+                .for_each(|piece| assert!(!merged(piece), "{piece} stays"));
+            assert!(merged(&unmet[0]), "{unmet:?} gave way");
+        });
+    }
+
+    #[test]
+    fn two_pieces_that_pick_the_same_slot_both_stay_in_a_set_of_pieces_no_longer_met() {
+        on_a_new_thread("pieces of the same slot both stay", || {
+            let cl100k = Encoding::Cl100kBase as u8;
+            let own = |piece: &String| own_way(place(cl100k, piece.as_bytes(), SLOTS / WAYS).1);
+            let sharing = sharing_a_set(64);
+            let (older, newer) = sharing.split_at(WAYS);
+            let same_slot: Vec<&String> = newer
+                .iter()
+                .filter(|piece| own(piece) == own(&newer[0]))
+                .take(2)
+                .collect();
+            assert_eq!(same_slot.len(), 2, "two pieces that pick the same slot");
+            for piece in older {
+                assert!(
+                    merged(piece) && !merged(piece),
+                    "{piece} kept and found again"
+                );
+            }
+            for _ in 0..UNMET {
+                before_text();
+            }
+            same_slot.iter().for_each(|piece| _ = merged(piece));
+            for text in 0..3 {
+                before_text();
+                for piece in &same_slot {
+                    assert!(!merged(piece), "{piece}, text {text}");
+                }
+            }
         });
     }
 
@@ -764,7 +863,7 @@ pub(super) mod tests {
         let pieces: Vec<String> = short.chain(long).collect();
         let tokens_of = |i: usize| -> Vec<Rank> { (i..=i + i % 5).map(|t| t as Rank).collect() };
         for round in 0..3 {
-            grow_if_due();
+            before_text();
             for (i, piece) in pieces.iter().enumerate() {
                 let n = count(Encoding::O200kBase, piece.as_bytes(), |out| {
                     out.extend(tokens_of(i))

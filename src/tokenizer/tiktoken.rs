@@ -379,7 +379,7 @@ impl Tokenizer for Tiktoken {
     }
 
     fn count(&self, text: &str) -> usize {
-        piece_cache::grow_if_due();
+        piece_cache::before_text();
         count_long_run(text, |run| self.count(run)).unwrap_or_else(|| {
             if text.len() >= PARALLEL_FROM {
                 return self.counted_chunks(text).iter().map(|&(_, n)| n).sum();
@@ -391,7 +391,7 @@ impl Tokenizer for Tiktoken {
     }
 
     fn count_within(&self, text: &str, max_tokens: usize) -> Option<usize> {
-        piece_cache::grow_if_due();
+        piece_cache::before_text();
         match count_long_run(text, |run| self.count(run)) {
             Some(tokens) => (tokens <= max_tokens).then_some(tokens),
             None => sum_within(
@@ -405,7 +405,7 @@ impl Tokenizer for Tiktoken {
     }
 
     fn prefix(&self, text: &str, max_tokens: usize) -> Prefix {
-        piece_cache::grow_if_due();
+        piece_cache::before_text();
         if text.len() >= PARALLEL_FROM {
             // Counted on every core; the chunk that crosses the budget encoded again to be cut.
             return prefix_over(
