@@ -54,9 +54,10 @@ const SLOTS: usize = 8192;
 /// The slots a piece may take: those of its set.
 const WAYS: usize = 4;
 
-/// A piece not found in this many of a thread's texts gives way to a new one at once. A text's pieces renew their slots' mark of
-/// it ([`Held::found_in`]) every half as many, so that a piece found again and again seldom
-/// writes its set's line: one is unmet after 32 to 64 texts without it.
+/// A piece not found in this many of a thread's texts gives way to a new one at once. A text's
+/// pieces renew their slots' mark of it ([`Held::found_in`]) once in half as many, so that a
+/// piece found again and again seldom writes its set's line: one is unmet 33 to 64 texts after
+/// it was last found.
 const UNMET: u8 = 64;
 
 // [`holds`] reads a piece's first and last eight bytes.
@@ -548,19 +549,10 @@ pub(super) mod tests {
     #[test]
     fn a_thread_that_misses_twice_its_slots_grows_once_to_6_5_mb_and_10_25_mb_once_it_encodes() {
         on_a_new_thread("the thread's slots grow as documented", || {
-            let misses = |from: usize, to: usize| {
-                for i in from..to {
-                    count(
-                        Encoding::O200kBase,
-                        format!(" piece-{i}").as_bytes(),
-                        |out| out.push(1),
-                    );
-                }
-            };
-            misses(0, 2 * SLOTS - 1);
+            count_pieces(0, 2 * SLOTS - 1);
             before_text();
             assert_eq!(bytes(), 832 * 1024 + KEY_MAX * 4, "not due yet");
-            misses(2 * SLOTS - 1, 2 * SLOTS);
+            count_pieces(2 * SLOTS - 1, 2 * SLOTS);
             let cl100k = b" a piece of the other vocabulary";
             count(Encoding::Cl100kBase, cl100k, |out| out.extend([1, 2]));
             before_text();
@@ -579,7 +571,7 @@ pub(super) mod tests {
                 |out| out.push(1),
             );
             assert_eq!(bytes(), (512 + 6144 + 3840) * 1024 + KEY_MAX * 4);
-            misses(2 * SLOTS, (2 * GROWN + 3) * SLOTS);
+            count_pieces(2 * SLOTS, (2 * GROWN + 3) * SLOTS);
             before_text();
             assert_eq!(
                 bytes(),
@@ -690,19 +682,10 @@ pub(super) mod tests {
                     own
                 })
             };
-            let misses = |from: usize, to: usize| {
-                for i in from..to {
-                    count(
-                        Encoding::O200kBase,
-                        format!(" piece-{i}").as_bytes(),
-                        |out| out.push(1),
-                    );
-                }
-            };
-            misses(0, SLOTS / 8);
+            count_pieces(0, SLOTS / 8);
             // Most sets hold one piece, in its own way: in three sets in four, not the first.
             assert!(every_piece_in_its_own_or_a_taken_ones_place() > SLOTS / 10);
-            misses(SLOTS / 8, 2 * SLOTS);
+            count_pieces(SLOTS / 8, 2 * SLOTS);
             every_piece_in_its_own_or_a_taken_ones_place();
             before_text();
             assert!(
@@ -765,6 +748,17 @@ pub(super) mod tests {
                 }
             }
         });
+    }
+
+    /// Counts the pieces ` piece-{from}` to ` piece-{to - 1}` of o200k_base, each one token.
+    fn count_pieces(from: usize, to: usize) {
+        for i in from..to {
+            count(
+                Encoding::O200kBase,
+                format!(" piece-{i}").as_bytes(),
+                |out| out.push(1),
+            );
+        }
     }
 
     /// The first `n` pieces of cl100k_base that hash to one set.
