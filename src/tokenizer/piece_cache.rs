@@ -19,7 +19,7 @@
 //! give way to it at once, where two that pick the same slot, in a set of those, would pass each
 //! other over at every count, and a set of five pieces taking each other's slots in turn would
 //! merge all five every time; and a piece no longer met gives way to a new one the second time
-//! that one comes. A session whose texts come back within [`UNMET`] texts keeps its pieces by
+//! that one comes. A session whose texts come back within half as many texts keeps its pieces by
 //! that last rule alone. A piece is only ever answered by a slot that holds exactly its bytes, of
 //! the same vocabulary.
 //!
@@ -162,6 +162,14 @@ struct Held {
     count: u8,
     found_again: bool,
     found_in: u8,
+}
+
+impl Held {
+    /// How many of the thread's texts ago, `text` being the current one, the slot's mark of a
+    /// text it was found in was last renewed.
+    fn texts_since_found(&self, text: u8) -> u8 {
+        text.wrapping_sub(self.found_in)
+    }
 }
 
 /// In [`Held::count`]: the slot's tokens are kept. A piece has at most [`KEY_MAX`] tokens.
@@ -429,7 +437,7 @@ impl Slots {
             // Written once in [`UNMET`] / 2 texts at most, so that a piece found again and again
             // seldom writes its set's line.
             let (held, text) = (&mut self.sets[set].held[way], self.text);
-            if !held.found_again || text.wrapping_sub(held.found_in) >= UNMET / 2 {
+            if !held.found_again || held.texts_since_found(text) >= UNMET / 2 {
                 held.found_again = true;
                 held.found_in = text;
             }
@@ -445,7 +453,7 @@ impl Slots {
             None => {
                 let (own, text) = (own_way(tag), self.text);
                 let held = &mut self.sets[set].held;
-                let unmet = |held: &Held| text.wrapping_sub(held.found_in) >= UNMET;
+                let unmet = |held: &Held| held.texts_since_found(text) >= UNMET;
                 let way = if unmet(&held[own]) {
                     own
                 } else if let Some(way) = held.iter().position(unmet) {
@@ -700,10 +708,7 @@ pub(super) mod tests {
         on_a_new_thread("a piece no longer met gives way at once", || {
             let sharing = sharing_a_set(WAYS + 1);
             let (kept_ones, new) = (&sharing[..WAYS], &sharing[WAYS]);
-            for piece in kept_ones {
-                assert!(merged(piece), "{piece} met the first time");
-                assert!(!merged(piece), "{piece} found again");
-            }
+            kept_and_found_again(kept_ones);
             let (met, unmet) = kept_ones.split_at(WAYS - 1);
             for _ in 0..UNMET - 1 {
                 before_text();
@@ -715,6 +720,23 @@ pub(super) mod tests {
             met.iter()
                 .for_each(|piece| assert!(!merged(piece), "{piece} stays"));
             assert!(merged(&unmet[0]), "{unmet:?} gave way");
+        });
+    }
+
+    #[test]
+    fn a_piece_found_once_in_32_texts_never_gives_way_at_once() {
+        on_a_new_thread("a piece met now and then stays", || {
+            let sharing = sharing_a_set(WAYS + 1);
+            let (kept_ones, new) = (&sharing[..WAYS], &sharing[WAYS]);
+            kept_and_found_again(kept_ones);
+            for _ in 0..4 {
+                (0..UNMET / 2).for_each(|_| before_text());
+                kept_ones.iter().for_each(|piece| assert!(!merged(piece)));
+            }
+            assert!(merged(new), "passed over");
+            kept_ones
+                .iter()
+                .for_each(|piece| assert!(!merged(piece), "{piece} stays"));
         });
     }
 
@@ -731,12 +753,7 @@ pub(super) mod tests {
                 .take(2)
                 .collect();
             assert_eq!(same_slot.len(), 2, "two pieces that pick the same slot");
-            for piece in older {
-                assert!(
-                    merged(piece) && !merged(piece),
-                    "{piece} kept and found again"
-                );
-            }
+            kept_and_found_again(older);
             for _ in 0..UNMET {
                 before_text();
             }
@@ -770,6 +787,14 @@ pub(super) mod tests {
             .filter(|piece| place(cl100k, piece.as_bytes(), SLOTS / WAYS).0 == set)
             .take(n)
             .collect()
+    }
+
+    /// Counts each of `pieces` of cl100k_base twice: merged and kept, then found again.
+    fn kept_and_found_again(pieces: &[String]) {
+        for piece in pieces {
+            assert!(merged(piece), "{piece} met the first time");
+            assert!(!merged(piece), "{piece} found again");
+        }
     }
 
     /// Counts `piece` of cl100k_base, as one token, and says whether it was merged.
