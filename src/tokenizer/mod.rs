@@ -21,6 +21,7 @@ mod short_piece_cache;
 mod subset_bpe;
 mod tiktoken;
 mod white_space;
+mod whole_chars;
 
 #[cfg(feature = "bpe-openai")]
 pub use self::bpe_openai::BpeOpenai;

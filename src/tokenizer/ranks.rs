@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 use tiktoken_rs::{CoreBPE, Rank};
 
 use super::pair_cache::{self, Pairs};
+use super::whole_chars::{Gathered, WholeChars};
 use super::Encoding;
 
 /// The pieces up to this many bytes are merged here; longer ones go to `Tiktoken`'s paths for
@@ -41,6 +42,8 @@ pub(super) struct Ranks {
     short: Table<u64>,
     middle: Table<MiddleKey>,
     long: FxHashMap<&'static [u8], Rank>,
+    /// The characters a merge may start from whole.
+    whole: WholeChars,
 }
 
 /// A key of a [`Table`]: bytes packed in words, never the default, which marks a slot empty.
@@ -178,6 +181,7 @@ impl Ranks {
         // The tokens of up to 15 bytes, packed; the longer ones' bytes, one after another.
         let (mut short, mut middle) = (Vec::new(), Vec::new());
         let (mut long, mut long_bytes) = (Vec::new(), Vec::new());
+        let mut gathered = Gathered::default();
         let mut rank: Rank = 0;
         let mut misses = 0;
         // Ranks are dense up to the special tokens, which sit a few places past the end.
@@ -192,6 +196,7 @@ impl Ranks {
                     if let [first, second] = bytes[..] {
                         pairs[usize::from(u16::from_be_bytes([first, second]))] = rank;
                     }
+                    gathered.token(&bytes, rank);
                     if bytes.len() < 8 {
                         short.push((packed(&bytes), rank));
                     } else if bytes.len() < 16 {
@@ -214,6 +219,7 @@ impl Ranks {
             .map(|(rank, at, len)| (&long_bytes[at..at + len], rank))
             .collect();
         debug_assert!(!byte_ranks.contains(&Rank::MAX), "a byte with no token");
+        let whole = gathered.whole_chars(&pairs);
         let ranks = Ranks {
             encoding,
             pairs,
@@ -221,6 +227,7 @@ impl Ranks {
             short,
             middle,
             long,
+            whole,
         };
         (ranks, token_len)
     }
@@ -295,10 +302,33 @@ impl Ranks {
         tokens.len()
     }
 
-    /// The token the parts `left` and `right`, whose bytes are `bytes`, make, if any.
+    /// The token the parts `left` and `right`, whose bytes are `bytes`, make, if any: two bytes
+    /// from their table, more from the thread's [`pair_cache`] first.
     #[inline(always)]
     fn merged(&self, pairs: &Pairs, left: Rank, right: Rank, bytes: &[u8]) -> Option<Rank> {
+        if bytes.len() == 2 {
+            return self.get(bytes);
+        }
         pairs.merged(self.encoding, left, right, || self.get(bytes))
+    }
+
+    /// The characters a merge may start from whole.
+    #[cfg(test)]
+    pub(super) fn whole_chars(&self) -> &WholeChars {
+        &self.whole
+    }
+
+    /// The part a merge of `piece` starts from at `at`, and its length: the token of the
+    /// character there if the merge may take it whole ([`WholeChars`]), else its byte's.
+    #[inline(always)]
+    fn first_part(&self, piece: &[u8], at: usize) -> (Rank, usize) {
+        let byte = piece[at];
+        if byte >= 0xC2 {
+            if let Some(whole) = self.whole.at(piece, at) {
+                return whole;
+            }
+        }
+        (self.bytes[usize::from(byte)], 1)
     }
 
     /// [`encode`](Self::encode) of a piece of more than [`SHORT`] bytes: the pairs kept in a
@@ -306,26 +336,42 @@ impl Ranks {
     /// it begins, by which a pair popped that has changed since it was pushed is known.
     fn encode_long(&self, pairs: &Pairs, piece: &[u8], tokens: &mut Vec<Rank>) {
         let len = piece.len();
-        // By the part's start; `len` ends the list.
-        let mut parts: Vec<Part> = (0..len)
-            .map(|at| Part {
-                next: at + 1,
-                previous: at.wrapping_sub(1),
-                token: self.bytes[usize::from(piece[at])],
-                pair: piece.get(at..at + 2).and_then(|pair| self.get(pair)),
-            })
-            .collect();
+        // By the part's start; `len` ends the list. The bytes within a character taken whole
+        // start no part, and are never reached.
+        let unreached = Part {
+            next: len,
+            previous: usize::MAX,
+            token: Rank::MAX,
+            pair: None,
+        };
+        let mut parts = vec![unreached; len];
+        let (mut at, mut previous) = (0, usize::MAX);
+        while at < len {
+            let (token, part_len) = self.first_part(piece, at);
+            parts[at] = Part {
+                next: at + part_len,
+                previous,
+                token,
+                pair: None,
+            };
+            (previous, at) = (at, at + part_len);
+        }
+        let pair = |parts: &[Part], at: usize| {
+            let (part, next) = (parts[at], parts.get(parts[at].next)?);
+            let bytes = &piece[at..next.next];
+            self.merged(pairs, part.token, next.token, bytes)
+        };
+        let mut at = 0;
+        while at < len {
+            parts[at].pair = pair(&parts, at);
+            at = parts[at].next;
+        }
         // The pairs by rank, then start, in one word each.
         let mut heap: BinaryHeap<Reverse<u64>> = parts
             .iter()
             .enumerate()
             .filter_map(|(at, part)| Some(Reverse(u64::from(part.pair?) << 32 | at as u64)))
             .collect();
-        let pair = |parts: &[Part], at: usize| {
-            let (part, next) = (parts[at], parts.get(parts[at].next)?);
-            let bytes = &piece[at..next.next];
-            self.merged(pairs, part.token, next.token, bytes)
-        };
         while let Some(Reverse(popped)) = heap.pop() {
             let (rank, at) = ((popped >> 32) as Rank, popped as u32 as usize);
             if parts[at].pair != Some(rank) {
@@ -364,22 +410,30 @@ impl Ranks {
         // token and its start; after the last, the piece's end. One array, so that a merge moves
         // the parts after it once.
         let mut part = [ShortPart::default(); SHORT + 1];
-        for (at, &byte) in piece.iter().enumerate() {
-            part[at] = ShortPart {
-                pair: piece
-                    .get(at..at + 2)
-                    .and_then(|pair| self.get(pair))
-                    .unwrap_or(Rank::MAX),
-                token: self.bytes[usize::from(byte)],
+        let (mut parts, mut at) = (0, 0);
+        while at < len {
+            let (token, part_len) = self.first_part(piece, at);
+            part[parts] = ShortPart {
+                pair: Rank::MAX,
+                token,
                 start: at as u8,
             };
+            (parts, at) = (parts + 1, at + part_len);
         }
-        part[len] = ShortPart {
+        part[parts] = ShortPart {
             pair: Rank::MAX,
             token: Rank::MAX,
             start: len as u8,
         };
-        let mut parts = len;
+        // The rank of the pair part `i` begins, `Rank::MAX` for none.
+        let pair = |part: &[ShortPart], i: usize| {
+            let bytes = &piece[usize::from(part[i].start)..usize::from(part[i + 2].start)];
+            let made = self.merged(pairs, part[i].token, part[i + 1].token, bytes);
+            made.unwrap_or(Rank::MAX)
+        };
+        for i in 0..parts.saturating_sub(1) {
+            part[i].pair = pair(&part, i);
+        }
         loop {
             // The pair of the lowest rank, the leftmost of equal ones.
             let (mut rank, mut i) = (Rank::MAX, 0);
@@ -397,9 +451,7 @@ impl Ranks {
             // The pairs the new part ends and begins; the last part begins none.
             for i in [i.wrapping_sub(1), i].into_iter().filter(|&i| i < parts) {
                 part[i].pair = if i + 1 < parts {
-                    let bytes = &piece[usize::from(part[i].start)..usize::from(part[i + 2].start)];
-                    let made = self.merged(pairs, part[i].token, part[i + 1].token, bytes);
-                    made.unwrap_or(Rank::MAX)
+                    pair(&part, i)
                 } else {
                     Rank::MAX
                 };
