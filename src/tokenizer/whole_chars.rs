@@ -18,8 +18,8 @@
 //! ranked above `m`, is never merged before `c` is whole, and none ranked below fits. A pair the
 //! merge from the characters meets before the merge of the bytes holds `c` whole, so it makes a
 //! token ranked above `m`, above every pair the merge of the bytes picks while `c` is in parts.
-//! The tests check both merges against tiktoken-rs's at every token that reaches into a
-//! character.
+//! The tests check the merge against tiktoken-rs's at every token that reaches into a
+//! character or holds one.
 //!
 //! The characters and the bytes around them that forbid each are read from the vocabulary as
 //! it loads, in one pass with its tables ([`Gathered`]): about 4,700 characters of `o200k_base`,
@@ -184,11 +184,12 @@ impl Gathered {
             }
         };
         for &(point, rank) in &self.chars {
+            // A surrogate's three bytes are no character.
+            let Some(char) = char::from_u32(point) else {
+                continue;
+            };
             let mut bytes = [0; 4];
-            let bytes = char::from_u32(point)
-                .expect("a code point read from UTF-8")
-                .encode_utf8(&mut bytes)
-                .as_bytes();
+            let bytes = char.encode_utf8(&mut bytes).as_bytes();
             let Some(highest) = highest_merge(bytes, rank, pairs) else {
                 continue;
             };
@@ -403,5 +404,14 @@ mod tests {
         assert_eq!(whole.at(b"\xe5\x8c", 0), None);
         assert_eq!(whole.at(b"\xe0\x9f\xbf", 0), None, "U+07FF in three bytes");
         assert_eq!(whole.at("北".as_bytes(), 1), None);
+    }
+
+    #[test]
+    fn a_token_of_a_surrogate_s_three_bytes_is_no_character() {
+        let mut gathered = Gathered::default();
+        gathered.token(b"\xed\xa0\x80", 7);
+        // Every two bytes a token, so that the three would merge.
+        let whole = gathered.whole_chars(&[0; 1 << 16]);
+        assert_eq!(whole.at(b"\xed\xa0\x80", 0), None);
     }
 }
