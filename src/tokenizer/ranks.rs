@@ -302,13 +302,9 @@ impl Ranks {
         tokens.len()
     }
 
-    /// The token the parts `left` and `right`, whose bytes are `bytes`, make, if any: two bytes
-    /// from their table, more from the thread's [`pair_cache`] first.
+    /// The token the parts `left` and `right`, whose bytes are `bytes`, make, if any.
     #[inline(always)]
     fn merged(&self, pairs: &Pairs, left: Rank, right: Rank, bytes: &[u8]) -> Option<Rank> {
-        if bytes.len() == 2 {
-            return self.get(bytes);
-        }
         pairs.merged(self.encoding, left, right, || self.get(bytes))
     }
 
@@ -425,14 +421,8 @@ impl Ranks {
             token: Rank::MAX,
             start: len as u8,
         };
-        // The rank of the pair part `i` begins, `Rank::MAX` for none.
-        let pair = |part: &[ShortPart], i: usize| {
-            let bytes = &piece[usize::from(part[i].start)..usize::from(part[i + 2].start)];
-            let made = self.merged(pairs, part[i].token, part[i + 1].token, bytes);
-            made.unwrap_or(Rank::MAX)
-        };
         for i in 0..parts.saturating_sub(1) {
-            part[i].pair = pair(&part, i);
+            part[i].pair = self.short_pair(pairs, piece, &part, i);
         }
         loop {
             // The pair of the lowest rank, the leftmost of equal ones.
@@ -451,13 +441,22 @@ impl Ranks {
             // The pairs the new part ends and begins; the last part begins none.
             for i in [i.wrapping_sub(1), i].into_iter().filter(|&i| i < parts) {
                 part[i].pair = if i + 1 < parts {
-                    pair(&part, i)
+                    self.short_pair(pairs, piece, &part, i)
                 } else {
                     Rank::MAX
                 };
             }
         }
         tokens.extend(part[..parts].iter().map(|part| part.token));
+    }
+
+    /// The rank of the pair that part `i` of `piece` begins in [`encode_short`](Self::encode_short),
+    /// `Rank::MAX` for none: a method, not a closure, so that it is inlined.
+    #[inline(always)]
+    fn short_pair(&self, pairs: &Pairs, piece: &[u8], part: &[ShortPart], i: usize) -> Rank {
+        let bytes = &piece[usize::from(part[i].start)..usize::from(part[i + 2].start)];
+        let made = self.merged(pairs, part[i].token, part[i + 1].token, bytes);
+        made.unwrap_or(Rank::MAX)
     }
 }
 
