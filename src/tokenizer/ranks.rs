@@ -363,11 +363,6 @@ impl Ranks {
             };
             (previous, at) = (at, at + part_len);
         }
-        let pair = |parts: &[Part], at: usize| {
-            let (part, next) = (parts[at], parts.get(parts[at].next)?);
-            let bytes = &piece[at..next.next];
-            self.merged(pairs, part.token, next.token, bytes)
-        };
         let mut at = 0;
         while at < len {
             let next = parts[at].next;
@@ -380,6 +375,11 @@ impl Ranks {
             }
             at = next;
         }
+        let pair = |parts: &[Part], at: usize| {
+            let (part, next) = (parts[at], parts.get(parts[at].next)?);
+            let bytes = &piece[at..next.next];
+            self.merged(pairs, part.token, next.token, bytes)
+        };
         // The pairs by rank, then start, in one word each.
         let mut heap: BinaryHeap<Reverse<u64>> = parts
             .iter()
