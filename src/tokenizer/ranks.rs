@@ -343,38 +343,7 @@ impl Ranks {
     /// it begins, by which a pair popped that has changed since it was pushed is known.
     fn encode_long(&self, pairs: &Pairs, piece: &[u8], tokens: &mut Vec<Rank>) {
         let len = piece.len();
-        // By the part's start; `len` ends the list. The bytes within a character taken whole
-        // start no part, and are never reached.
-        let unreached = Part {
-            next: len,
-            previous: usize::MAX,
-            token: Rank::MAX,
-            pair: None,
-        };
-        let mut parts = vec![unreached; len];
-        let (mut at, mut previous) = (0, usize::MAX);
-        while at < len {
-            let (token, part_len) = self.first_part(piece, at);
-            parts[at] = Part {
-                next: at + part_len,
-                previous,
-                token,
-                pair: None,
-            };
-            (previous, at) = (at, at + part_len);
-        }
-        let mut at = 0;
-        while at < len {
-            let next = parts[at].next;
-            if let Some(&Part {
-                next: end, token, ..
-            }) = parts.get(next)
-            {
-                let made = self.first_pair(pairs, parts[at].token, token, &piece[at..end]);
-                parts[at].pair = made;
-            }
-            at = next;
-        }
+        let mut parts = self.first_parts(pairs, piece);
         let pair = |parts: &[Part], at: usize| {
             let (part, next) = (parts[at], parts.get(parts[at].next)?);
             let bytes = &piece[at..next.next];
@@ -413,6 +382,46 @@ impl Ranks {
             tokens.push(parts[at].token);
             at = parts[at].next;
         }
+    }
+
+    /// The parts a long piece's merge starts from, linked both ways, each with the pair it
+    /// begins: a byte each, or a character taken whole. By the part's start; the piece's length
+    /// ends the list. The bytes within a character taken whole start no part, and are never
+    /// reached.
+    #[inline(always)]
+    fn first_parts(&self, pairs: &Pairs, piece: &[u8]) -> Vec<Part> {
+        let len = piece.len();
+        let unreached = Part {
+            next: len,
+            previous: usize::MAX,
+            token: Rank::MAX,
+            pair: None,
+        };
+        let mut parts = vec![unreached; len];
+        let (mut at, mut previous) = (0, usize::MAX);
+        while at < len {
+            let (token, part_len) = self.first_part(piece, at);
+            parts[at] = Part {
+                next: at + part_len,
+                previous,
+                token,
+                pair: None,
+            };
+            (previous, at) = (at, at + part_len);
+        }
+        let mut at = 0;
+        while at < len {
+            let next = parts[at].next;
+            if let Some(&Part {
+                next: end, token, ..
+            }) = parts.get(next)
+            {
+                let made = self.first_pair(pairs, parts[at].token, token, &piece[at..end]);
+                parts[at].pair = made;
+            }
+            at = next;
+        }
+        parts
     }
 
     /// [`encode`](Self::encode) of a piece of at most [`SHORT`] bytes: the same merge, by
