@@ -360,19 +360,16 @@ fn header(title: &str, names: &[&str], ratios: &[&str]) {
     println!("| --- |{}", " ---: |".repeat(names.len() + ratios.len()));
 }
 
-/// The first count of each 125 KB text on a thread of its own, by the default and goliajp's
+/// The first count of each text on a thread of its own, by the default and goliajp's
 /// `tiktoken`, which both keep the pieces a thread merged, and by a freshly read HF v1 tokenizer,
 /// which keeps them in the tokenizer: the cost of a text never seen, where the table above counts
-/// the same text again. The least of [`COLD_RUNS`] runs each.
+/// the same text again. The least of [`COLD_RUNS`] runs each, of [`COLD_RUNS_LONG`] for a text
+/// of a MB or more.
 fn fresh_thread_rows(
     engines: &[(&str, Count)],
     hf_v1: Option<&str>,
     ordinary: &[(String, String)],
 ) {
-    let ordinary: Vec<_> = ordinary
-        .iter()
-        .filter(|(what, _)| what.starts_with("125 KB"))
-        .collect();
     if ordinary.is_empty() {
         return;
     }
@@ -387,7 +384,12 @@ fn fresh_thread_rows(
     );
     println!("| --- | ---: | ---: | ---: |{}", hf_v1_cells.1);
     for (what, text) in ordinary {
-        let least = |count: &Count| least_of(|| on_a_fresh_thread(|| count(black_box(text))));
+        let runs = if text.len() < 1 << 20 {
+            COLD_RUNS
+        } else {
+            COLD_RUNS_LONG
+        };
+        let least = |count: &Count| least_of(runs, || on_a_fresh_thread(|| count(black_box(text))));
         let (default, goliajp) = (least(&engines[0].1), least(&engines[1].1));
         print!(
             "| {what} | {:.2} | {:.2} | {:.2} |",
@@ -396,7 +398,7 @@ fn fresh_thread_rows(
             default / goliajp
         );
         if let Some(json) = hf_v1 {
-            let hf = least_of(|| {
+            let hf = least_of(runs, || {
                 let count = hf_v1_count(json);
                 timed(|| count(black_box(text)))
             });
@@ -496,9 +498,12 @@ fn median(times: &mut [f64]) -> f64 {
 /// The runs of each cold count.
 const COLD_RUNS: usize = 20;
 
-/// The least seconds of [`COLD_RUNS`] runs of `run`.
-fn least_of(mut run: impl FnMut() -> f64) -> f64 {
-    (0..COLD_RUNS).map(|_| run()).fold(f64::INFINITY, f64::min)
+/// The runs of a first count of a text of a MB or more.
+const COLD_RUNS_LONG: usize = 5;
+
+/// The least seconds of `runs` runs of `run`.
+fn least_of(runs: usize, mut run: impl FnMut() -> f64) -> f64 {
+    (0..runs).map(|_| run()).fold(f64::INFINITY, f64::min)
 }
 
 /// The seconds `count` takes.
