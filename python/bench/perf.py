@@ -3,7 +3,11 @@
 - `toc.cap` on a 125 KB listing against the crate's own cap of the same text, timed in Rust in
   this process (`_crate_cap_seconds`): the cost of the crossings, one copy each way;
 - `toc.count` against `tiktoken`'s `encode_ordinary` on the same text, when tiktoken and the
-  crate's vocabulary files are at hand (the tests' oracle; see tests/conftest.py).
+  crate's vocabulary files are at hand (the tests' oracle; see tests/conftest.py);
+- how a `str` is read (`src/text.rs`), on 2 MB of this machine's C headers under a `©`, which
+  CPython holds one byte a character: widened from its Latin-1, against the same text encoded
+  by `str.encode` (a subclass of `str`, which the binding reads that way) and against its ASCII
+  alone, read in place.
 
     python python/bench/perf.py
 """
@@ -53,7 +57,31 @@ def timed(fn):
     return timing
 
 
+def str_reads() -> None:
+    class Encoded(str):
+        pass
+
+    headers = "".join(path.read_text(errors="replace") for path in sorted(Path("/usr/include").glob("*.h")))
+    ascii_text = headers.encode("ascii", "replace").decode()[:2_000_000]
+    latin1 = "/* \xa9 */\n" + ascii_text[9:]
+    texts = (latin1, Encoded(latin1), ascii_text)
+    assert toc.count(latin1) == toc.count(Encoded(latin1)), "the two reads of one text count alike"
+    seconds = [[] for _ in texts]
+    for _ in range(ROUNDS):
+        for times, text in zip(seconds, texts):
+            started = time.perf_counter()
+            toc.count(text)
+            times.append(time.perf_counter() - started)
+    widened, encoded, in_place = (statistics.median(times) for times in seconds)
+    print(
+        f"toc.count, 2 MB held one byte a character: widened {widened * 1e3:.3f} ms, "
+        f"by str.encode {encoded * 1e3:.3f} ms (ratio {widened / encoded:.2f}), "
+        f"its ASCII in place {in_place * 1e3:.3f} ms (ratio {widened / in_place:.2f})"
+    )
+
+
 def main() -> None:
+    str_reads()
     text = listing()
     tokens = toc.count(text)
     print(f"text: {len(text.encode())} bytes of `find /usr -type f`, {tokens} o200k_base tokens")

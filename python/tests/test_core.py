@@ -135,6 +135,32 @@ def test_an_ascii_str_is_read_in_place_and_another_keeps_no_copy_of_itself():
     assert sys.getsizeof(japanese) == size, "the str keeps a UTF-8 copy of itself"
 
 
+def test_a_str_of_one_byte_a_character_reads_as_the_same_text_another_way():
+    """A `str` CPython holds one byte a character is widened from its Latin-1; a subclass of
+    `str` is encoded by `str.encode` instead: both give the same counts and cuts, and the `str`
+    keeps no copy of itself."""
+    import sys
+
+    class Other(str):
+        pass
+
+    every = "".join(map(chr, range(256)))
+    for text in (
+        every * 500,
+        "caf\xe9 na\xefve \xa9 2026, \xbfqu\xe9?\n" * 20_000,
+        "a" * 100_000 + "\xff",
+        "\xe9" * 300_000,
+        "\x00\x80\xa0 \xa0" * 50_000,
+    ):
+        size = sys.getsizeof(text)
+        assert toc.count(text) == toc.count(Other(text))
+        for keep in ("head", "tail", "head_tail"):
+            capped, other = toc.cap(text, 100, keep=keep), toc.cap(Other(text), 100, keep=keep)
+            assert capped.text == other.text and capped.text.endswith("refine your query")
+            assert capped.truncation.original_tokens == other.truncation.original_tokens
+        assert sys.getsizeof(text) == size, "the str keeps a UTF-8 copy of itself"
+
+
 def test_megabytes_of_one_character_are_capped():
     for text in ("a" * 4_000_000, "\n" * 2_000_000, "€" * 1_000_000):
         capped = toc.cap(text, max_tokens=64, keep="tail")
